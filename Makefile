@@ -1,0 +1,51 @@
+# Two commands do everything on a fresh machine:
+#   make serve  - create the venv, install Sluice, start it on 127.0.0.1:6379
+#   make test   - install what the tests need (incl. Debian's redis-server as the reference) and run them
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 6379
+PYTEST_ARGS ?=
+
+.PHONY: serve test install install-test redis-reference lint bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[fast]'
+	touch $@
+
+install: $(VENV)/.installed
+
+$(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install -q -e '.[fast,test,dev]'
+	touch $@
+
+install-test: $(VENV)/.installed-test redis-reference
+
+# The differential tests compare replies with a real redis-server (Debian's package).
+# apt starts it as a service on 6379; we only want the binary, so the service is stopped.
+redis-reference:
+	@if ! command -v redis-server >/dev/null 2>&1; then \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server redis-tools >/dev/null && \
+	  ($$SUDO service redis-server stop >/dev/null 2>&1 || true); \
+	fi
+
+serve: install
+	$(VENV)/bin/sluice-server --port $(PORT) --bind 127.0.0.1
+
+test: install-test
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install-test
+	$(VENV)/bin/ruff check sluice tests benchmarks
+	$(VENV)/bin/mypy --strict sluice/protocol sluice/storage
+	$(VENV)/bin/hadolint Dockerfile
+
+bench: install-test
+	$(PY) benchmarks/redis_benchmark.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

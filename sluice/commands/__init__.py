@@ -1,0 +1,41 @@
+"""The command table: every family module's ``COMMANDS`` rows, collected in one dict.
+
+A family module (``strings.py``, ``streams.py`` ...) ends with a ``COMMANDS`` tuple of
+``spec.cmd(...)`` rows. ``load_table`` imports each module of this package, and attaches
+``parent|sub`` rows to their parent's ``subcommands``. Modules import no ``server`` code: the
+``ctx`` they receive is a ``server.client.Client``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from .spec import Cmd
+
+_NOT_FAMILIES = {"spec", "args", "errors", "docs"}
+
+
+def load_table() -> dict[bytes, Cmd]:
+    """name (lower-case bytes) -> Cmd for every top-level command."""
+    rows: list[Cmd] = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name in _NOT_FAMILIES or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        rows.extend(getattr(module, "COMMANDS", ()))
+    table: dict[bytes, Cmd] = {}
+    subs: list[Cmd] = []
+    for row in rows:
+        if "|" in row.name:
+            subs.append(row)
+        else:
+            if row.name_bytes in table:
+                raise ValueError(f"command {row.name} declared twice")
+            table[row.name_bytes] = row
+    for row in subs:
+        parent_name, sub = row.name.split("|", 1)
+        parent = table[parent_name.encode()]
+        row.parent = parent
+        parent.subcommands[sub.encode()] = row
+    return table

@@ -1,0 +1,84 @@
+"""An argument cursor that words parse errors as Redis does.
+
+``Args`` walks ``argv`` left to right. Integer and float parsing follow Redis's rules
+(``string2ll``, ``strtold``-like), so ``01``, ``+1``, `` 1`` or ``1_0`` are refused where Redis
+refuses them, even though Python's ``int()`` would accept them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sluice.protocol import string2ll
+
+from .errors import NOT_FLOAT, NOT_INTEGER, SYNTAX, CommandError
+
+
+def parse_int(value: bytes, error: str = NOT_INTEGER) -> int:
+    """A 64-bit signed integer, strictly as Redis's ``string2ll``."""
+    n = string2ll(value)
+    if n is None:
+        raise CommandError(error)
+    return n
+
+
+def parse_float(value: bytes, error: str = NOT_FLOAT) -> float:
+    """A double as Redis's ``string2d``/``strtold``: no spaces, no NaN, ``inf`` allowed."""
+    if not value or value[:1].isspace() or value[-1:].isspace():
+        raise CommandError(error)
+    try:
+        f = float(value)
+    except ValueError:
+        raise CommandError(error) from None
+    if math.isnan(f) or b"_" in value:
+        raise CommandError(error)
+    return f
+
+
+class Args:
+    """Cursor over a command's arguments, starting after the command name."""
+
+    __slots__ = ("argv", "pos")
+
+    def __init__(self, argv: list[bytes], pos: int = 1) -> None:
+        self.argv = argv
+        self.pos = pos
+
+    def __len__(self) -> int:
+        """Arguments left."""
+        return len(self.argv) - self.pos
+
+    def __bool__(self) -> bool:
+        return self.pos < len(self.argv)
+
+    def next(self) -> bytes:
+        """The next argument; ``ERR syntax error`` when there is none."""
+        if self.pos >= len(self.argv):
+            raise CommandError(SYNTAX)
+        arg = self.argv[self.pos]
+        self.pos += 1
+        return arg
+
+    next_key = next
+
+    def next_upper(self) -> bytes:
+        return self.next().upper()
+
+    def peek_upper(self) -> bytes | None:
+        return self.argv[self.pos].upper() if self.pos < len(self.argv) else None
+
+    def next_int(self, error: str = NOT_INTEGER) -> int:
+        return parse_int(self.next(), error)
+
+    def next_float(self, error: str = NOT_FLOAT) -> float:
+        return parse_float(self.next(), error)
+
+    def rest(self) -> list[bytes]:
+        """All remaining arguments (the cursor moves to the end)."""
+        out = self.argv[self.pos :]
+        self.pos = len(self.argv)
+        return out
+
+    def expect_end(self) -> None:
+        if self.pos < len(self.argv):
+            raise CommandError(SYNTAX)

@@ -1,0 +1,81 @@
+"""Every error reply Sluice sends, with Redis's exact code and text.
+
+Handlers ``raise CommandError(TEXT)`` (or a subclass); dispatch turns it into a ``-`` reply and
+counts it in INFO errorstats under its code (the first word). Tests import these constants
+instead of retyping the strings.
+"""
+
+from __future__ import annotations
+
+from sluice.protocol import ErrorReply
+
+
+class CommandError(Exception):
+    """An error reply. ``message`` is the whole text, code included: ``ERR syntax error``."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str | bytes) -> None:
+        self.message = message.encode() if isinstance(message, str) else message
+        super().__init__(self.message)
+
+    @property
+    def reply(self) -> ErrorReply:
+        return ErrorReply(self.message)
+
+
+# Generic
+SYNTAX = "ERR syntax error"
+NOT_INTEGER = "ERR value is not an integer or out of range"
+NOT_FLOAT = "ERR value is not a valid float"
+WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value"
+NO_SUCH_KEY = "ERR no such key"
+INCR_OVERFLOW = "ERR increment or decrement would overflow"
+NOT_POSITIVE_TIMEOUT = "ERR timeout is negative"
+TIMEOUT_NOT_FLOAT = "ERR timeout is not a float or out of range"
+TIMEOUT_OUT_OF_RANGE = "ERR timeout is out of range"
+INVALID_EXPIRE = "ERR invalid expire time in '%s' command"
+DB_INDEX_OUT_OF_RANGE = "ERR DB index is out of range"
+SAME_OBJECT = "ERR source and destination objects are the same"
+STRING_TOO_LONG = "ERR string exceeds maximum allowed size (proto-max-bulk-len)"
+NOT_ALLOWED_IN_MULTI = "ERR %s inside MULTI is not allowed"
+MULTI_NESTED = "ERR MULTI calls can not be nested"
+EXEC_WITHOUT_MULTI = "ERR EXEC without MULTI"
+DISCARD_WITHOUT_MULTI = "ERR DISCARD without MULTI"
+WATCH_IN_MULTI = "ERR WATCH inside MULTI is not allowed"
+EXECABORT = "EXECABORT Transaction discarded because of previous errors."
+NOAUTH = "NOAUTH Authentication required."
+WRONGPASS = "WRONGPASS invalid username-password pair or user is disabled."
+AUTH_NOT_CONFIGURED = (
+    "ERR AUTH <password> called without any password configured for the default user. "
+    "Are you sure your configuration is correct?"
+)
+NOPROTO = "NOPROTO unsupported protocol version"
+UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+MAX_CLIENTS = "ERR max number of clients reached"
+SCRIPTING_UNAVAILABLE = "ERR scripting is not available in this version of Sluice yet"
+
+
+def unknown_command(argv: list[bytes]) -> CommandError:
+    """``ERR unknown command 'x', with args beginning with: 'a' 'b' `` as Redis words it."""
+    name = _shown(argv[0], 128)
+    shown = "".join(f"'{_shown(a, 128)}' " for a in argv[1:])
+    if len(shown) > 128:  # Redis caps the argument list it echoes back
+        shown = shown[:128]
+    return CommandError(f"ERR unknown command '{name}', with args beginning with: {shown}")
+
+
+def unknown_subcommand(sub: bytes, parent: str) -> CommandError:
+    return CommandError(
+        f"ERR unknown subcommand '{_shown(sub, 128)}'. Try {parent.upper()} HELP."
+    )
+
+
+def wrong_arity(name: str) -> CommandError:
+    return CommandError(f"ERR wrong number of arguments for '{name}' command")
+
+
+def _shown(arg: bytes, limit: int) -> str:
+    text = arg[:limit].decode("utf-8", "replace")
+    # Redis sanitises the echoed text so the error stays one line.
+    return text.replace("\r", " ").replace("\n", " ")

@@ -1,0 +1,61 @@
+"""Server commands: FLUSHDB, FLUSHALL, DBSIZE, TIME.
+
+Mirrors Redis's ``flushdbCommand`` / ``flushallCommand`` (db.c) and ``timeCommand`` (server.c).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from sluice.protocol import OK
+
+from .args import Args
+from .errors import SYNTAX, CommandError
+from .spec import FAST, LOADING, READONLY, STALE, WRITE, A, cmd
+
+
+def _flush_mode(args: Args) -> None:
+    if args:
+        mode = args.next_upper()
+        if mode not in (b"ASYNC", b"SYNC") or args:
+            raise CommandError(SYNTAX)
+
+
+def flushdb(ctx: Any, args: Args) -> Any:
+    _flush_mode(args)
+    ctx.server.flush_db(ctx.db)
+    return OK
+
+
+def flushall(ctx: Any, args: Args) -> Any:
+    _flush_mode(args)
+    for db in ctx.server.keyspace.dbs:
+        ctx.server.flush_db(db)
+    return OK
+
+
+def dbsize(ctx: Any, args: Args) -> Any:
+    return len(ctx.db)
+
+
+def time_(ctx: Any, args: Args) -> Any:
+    now = time.time_ns() // 1000
+    return [b"%d" % (now // 1_000_000), b"%d" % (now % 1_000_000)]
+
+
+COMMANDS = (
+    #   name       arity  flags                   acl                       keys  handler
+    cmd("flushdb",   -1,  WRITE,                  A.KEYSPACE | A.DANGEROUS, None, flushdb,
+        "Removes all keys from the current database.", group="server",
+        complexity="O(N) where N is the number of keys in the selected database",
+        syntax="[ASYNC | SYNC]"),
+    cmd("flushall",  -1,  WRITE,                  A.KEYSPACE | A.DANGEROUS, None, flushall,
+        "Removes all keys from all databases.", group="server",
+        complexity="O(N) where N is the total number of keys in all databases",
+        syntax="[ASYNC | SYNC]"),
+    cmd("dbsize",     1,  READONLY | FAST,        A.KEYSPACE,               None, dbsize,
+        "Returns the number of keys in the database.", group="server"),
+    cmd("time",       1,  LOADING | STALE | FAST, A.NONE,                   None, time_,
+        "Returns the server time.", group="server", since="2.6.0"),
+)

@@ -1,0 +1,342 @@
+"""The command table's record type: one ``Cmd`` per command and per subcommand.
+
+Everything about a command is declared once, in its family module's ``COMMANDS`` table, and
+everything else is derived from it: dispatch and arity errors (``server/dispatch.py``), the
+replies of COMMAND / COMMAND INFO / COMMAND DOCS / COMMAND LIST / COMMAND GETKEYS
+(``commands/introspection.py``), and ACL category and key checks.
+
+Mirrors Redis 7's ``src/commands/*.json`` records: flags (``CMD_*``), ACL categories
+(``ACL_CATEGORY_*``), key specs (begin_search + find_keys, with access flags), and docs.
+``implicit_categories`` is Redis's ``setImplicitACLCategories``; ``legacy_range`` is
+``populateCommandLegacyRangeSpec``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class F(enum.IntFlag):
+    """Command flags, named and ordered as COMMAND INFO prints them."""
+
+    WRITE = enum.auto()
+    READONLY = enum.auto()
+    DENYOOM = enum.auto()
+    MODULE = enum.auto()
+    ADMIN = enum.auto()
+    PUBSUB = enum.auto()
+    NOSCRIPT = enum.auto()
+    BLOCKING = enum.auto()
+    LOADING = enum.auto()
+    STALE = enum.auto()
+    SKIP_MONITOR = enum.auto()
+    SKIP_SLOWLOG = enum.auto()
+    ASKING = enum.auto()
+    FAST = enum.auto()
+    NO_AUTH = enum.auto()
+    MAY_REPLICATE = enum.auto()
+    SENTINEL = enum.auto()
+    ONLY_SENTINEL = enum.auto()
+    NO_MANDATORY_KEYS = enum.auto()
+    PROTECTED = enum.auto()
+    MODULE_GETKEYS = enum.auto()
+    MODULE_NO_CLUSTER = enum.auto()
+    NO_ASYNC_LOADING = enum.auto()
+    NO_MULTI = enum.auto()
+    MOVABLE_KEYS = enum.auto()
+    ALLOW_BUSY = enum.auto()
+    MODULE_GETCHANNELS = enum.auto()
+    TOUCHES_ARBITRARY_KEYS = enum.auto()
+
+
+# Flags that COMMAND INFO reports, with Redis's spelling (order as in Redis's addReplyFlags).
+FLAG_NAMES: tuple[tuple[F, bytes], ...] = (
+    (F.WRITE, b"write"),
+    (F.READONLY, b"readonly"),
+    (F.DENYOOM, b"denyoom"),
+    (F.MODULE, b"module"),
+    (F.ADMIN, b"admin"),
+    (F.PUBSUB, b"pubsub"),
+    (F.NOSCRIPT, b"noscript"),
+    (F.BLOCKING, b"blocking"),
+    (F.LOADING, b"loading"),
+    (F.STALE, b"stale"),
+    (F.SKIP_MONITOR, b"skip_monitor"),
+    (F.SKIP_SLOWLOG, b"skip_slowlog"),
+    (F.ASKING, b"asking"),
+    (F.FAST, b"fast"),
+    (F.NO_AUTH, b"no_auth"),
+    (F.MAY_REPLICATE, b"may_replicate"),
+    (F.NO_MANDATORY_KEYS, b"no_mandatory_keys"),
+    (F.NO_ASYNC_LOADING, b"no_async_loading"),
+    (F.NO_MULTI, b"no_multi"),
+    (F.MOVABLE_KEYS, b"movablekeys"),
+    (F.ALLOW_BUSY, b"allow_busy"),
+)
+
+
+class A(enum.IntFlag):
+    """ACL categories, in the order ``ACL CAT`` lists them."""
+
+    KEYSPACE = enum.auto()
+    READ = enum.auto()
+    WRITE = enum.auto()
+    SET = enum.auto()
+    SORTEDSET = enum.auto()
+    LIST = enum.auto()
+    HASH = enum.auto()
+    STRING = enum.auto()
+    BITMAP = enum.auto()
+    HYPERLOGLOG = enum.auto()
+    GEO = enum.auto()
+    STREAM = enum.auto()
+    PUBSUB = enum.auto()
+    ADMIN = enum.auto()
+    FAST = enum.auto()
+    SLOW = enum.auto()
+    BLOCKING = enum.auto()
+    DANGEROUS = enum.auto()
+    CONNECTION = enum.auto()
+    TRANSACTION = enum.auto()
+    SCRIPTING = enum.auto()
+    NONE = 0
+
+
+CATEGORY_NAMES: tuple[tuple[A, bytes], ...] = tuple(
+    (cat, (cat.name or "").lower().encode()) for cat in A if cat.name != "NONE"
+)
+
+
+def implicit_categories(flags: F, acl: A) -> A:
+    """Add the categories Redis derives from flags (``setImplicitACLCategories``)."""
+    if flags & F.WRITE:
+        acl |= A.WRITE
+    if flags & F.READONLY and not acl & A.SCRIPTING:
+        acl |= A.READ
+    if flags & F.ADMIN:
+        acl |= A.ADMIN | A.DANGEROUS
+    if flags & F.PUBSUB:
+        acl |= A.PUBSUB
+    if flags & F.FAST:
+        acl |= A.FAST
+    if flags & F.BLOCKING:
+        acl |= A.BLOCKING
+    if not acl & A.FAST:
+        acl |= A.SLOW
+    return acl
+
+
+class K(enum.IntFlag):
+    """Key-spec flags (Redis's ``CMD_KEY_*``), as COMMAND INFO names them."""
+
+    RO = enum.auto()
+    RW = enum.auto()
+    OW = enum.auto()
+    RM = enum.auto()
+    ACCESS = enum.auto()
+    UPDATE = enum.auto()
+    INSERT = enum.auto()
+    DELETE = enum.auto()
+    NOT_KEY = enum.auto()
+    INCOMPLETE = enum.auto()
+    VARIABLE_FLAGS = enum.auto()
+
+
+KEY_FLAG_NAMES: tuple[tuple[K, bytes], ...] = tuple(
+    (k, (k.name or "").encode()) for k in K
+)
+
+
+@dataclass(frozen=True, slots=True)
+class KeySpec:
+    """One key spec: where the search for keys begins and how keys are found from there.
+
+    ``index`` > 0: begin at that argument. Otherwise ``keyword`` is searched for starting at
+    ``startfrom`` (negative: from the end, backwards). Then either a range (``lastkey``,
+    ``step``, ``limit``; lastkey -1 means the last argument) or a key count found at
+    ``keynumidx`` relative to the begin position (``firstkey``, ``step``).
+    """
+
+    flags: K
+    index: int = 0
+    keyword: bytes = b""
+    startfrom: int = 1
+    lastkey: int = 0
+    step: int = 1
+    limit: int = 0
+    keynum: bool = False
+    keynumidx: int = 0
+    firstkey: int = 1
+
+    def begin(self, argv: list[bytes]) -> int | None:
+        """Index of the argument where the key search begins, or None."""
+        if self.index:
+            return self.index
+        argc = len(argv)
+        if self.startfrom >= 0:
+            rng = range(self.startfrom, argc)
+        else:
+            rng = range(argc + self.startfrom, 0, -1)
+        kw = self.keyword
+        for i in rng:
+            if argv[i].lower() == kw:
+                return i
+        return None
+
+    def keys(self, argv: list[bytes]) -> list[int]:
+        """Positions of the keys in ``argv`` according to this spec."""
+        start = self.begin(argv)
+        if start is None:
+            return []
+        argc = len(argv)
+        if self.keynum:
+            idx = start + self.keynumidx
+            if idx >= argc:
+                return []
+            try:
+                count = int(argv[idx])
+            except ValueError:
+                return []
+            first = start + self.firstkey
+            last = first + (count - 1) * self.step
+            if count <= 0 or last >= argc:
+                return []
+            return list(range(first, last + 1, self.step))
+        if self.keyword and not self.index:
+            start += 1
+        if self.lastkey >= 0:
+            last = start + self.lastkey
+        elif self.limit and self.lastkey == -1:
+            last = start + (argc - start) // self.limit - 1
+        else:
+            last = argc + self.lastkey
+        last = min(last, argc - 1)
+        return list(range(start, last + 1, self.step))
+
+
+def key_at(index: int, flags: K, *, last: int = 0, step: int = 1) -> KeySpec:
+    """A key (or a range of keys) at a fixed position: ``key_at(1, RW)``."""
+    return KeySpec(flags, index=index, lastkey=last, step=step)
+
+
+def keys_after(keyword: bytes, startfrom: int, flags: K, *, divide: int = 2) -> KeySpec:
+    """Keys following a keyword, the first half of what follows (``STREAMS k1 k2 id1 id2``)."""
+    return KeySpec(flags, keyword=keyword.lower(), startfrom=startfrom, lastkey=-1, limit=divide)
+
+
+def keys_counted(index: int, flags: K, *, firstkey: int = 1, step: int = 1) -> KeySpec:
+    """A key count at ``index`` followed by that many keys (``LMPOP numkeys key ...``)."""
+    return KeySpec(flags, index=index, keynum=True, keynumidx=0, firstkey=firstkey, step=step)
+
+
+Handler = Callable[[Any, "Any"], Any]
+
+
+@dataclass(slots=True)
+class Cmd:
+    """One command or subcommand. ``name`` is lower case; subcommands are ``parent|sub``."""
+
+    name: str
+    arity: int
+    flags: F
+    acl: A
+    keys: tuple[KeySpec, ...]
+    handler: Handler | None
+    summary: str = ""
+    since: str = "1.0.0"
+    complexity: str = "O(1)"
+    group: str = "generic"
+    syntax: str = ""
+    doc_flags: tuple[str, ...] = ()
+    tips: tuple[str, ...] = ()
+    # Derived at registration:
+    categories: A = A.NONE
+    subcommands: dict[bytes, Cmd] = field(default_factory=dict)
+    parent: Cmd | None = None
+    name_bytes: bytes = b""
+    # Statistics for INFO commandstats (mutable on purpose; one record per command).
+    calls: int = 0
+    usec: int = 0
+    rejected_calls: int = 0
+    failed_calls: int = 0
+
+    def __post_init__(self) -> None:
+        self.categories = implicit_categories(self.flags, self.acl)
+        self.name_bytes = self.name.encode()
+        if any(isinstance(ks, KeySpec) and ks.keyword for ks in self.keys) or any(
+            ks.keynum for ks in self.keys
+        ):
+            self.flags |= F.MOVABLE_KEYS
+
+    @property
+    def fullname(self) -> str:
+        return self.name
+
+    def legacy_range(self) -> tuple[int, int, int]:
+        """(first key, last key, step) for COMMAND INFO, as Redis derives it from key specs.
+
+        Only specs that begin at a fixed index with a plain range count; anything else makes
+        the command ``movablekeys`` and is reported as 0, 0, 0 (Redis does the same).
+        """
+        first = last = step = 0
+        prev_last = 0
+        for ks in self.keys:
+            if ks.flags & K.INCOMPLETE:
+                continue
+            if not ks.index or ks.keynum or ks.limit:
+                return (first, last, step) if first else (0, 0, 0)
+            if ks.lastkey < 0:
+                this_last = ks.lastkey
+            else:
+                this_last = ks.index + ks.lastkey
+            if not first:
+                first, last, step = ks.index, this_last, ks.step
+            elif ks.index == prev_last + step and step == ks.step and this_last >= 0:
+                last = this_last
+            else:
+                return first, last, step
+            prev_last = this_last
+        return first, last, step
+
+
+def cmd(
+    name: str,
+    arity: int,
+    flags: F,
+    acl: A,
+    keys: KeySpec | tuple[KeySpec, ...] | None,
+    handler: Handler | None,
+    summary: str = "",
+    *,
+    since: str = "1.0.0",
+    complexity: str = "O(1)",
+    group: str = "generic",
+    syntax: str = "",
+    doc_flags: tuple[str, ...] = (),
+    tips: tuple[str, ...] = (),
+) -> Cmd:
+    """Build one table row; ``keys`` may be one spec, a tuple of specs, or None."""
+    if keys is None:
+        spec: tuple[KeySpec, ...] = ()
+    elif isinstance(keys, KeySpec):
+        spec = (keys,)
+    else:
+        spec = keys
+    return Cmd(
+        name, arity, flags, acl, spec, handler, summary, since, complexity, group, syntax,
+        doc_flags, tips,
+    )
+
+
+# Short names so tables stay aligned.
+WRITE, READONLY, DENYOOM, ADMIN, NOSCRIPT = F.WRITE, F.READONLY, F.DENYOOM, F.ADMIN, F.NOSCRIPT
+BLOCKING, LOADING, STALE, FAST, NO_AUTH = F.BLOCKING, F.LOADING, F.STALE, F.FAST, F.NO_AUTH
+SKIP_MONITOR, SKIP_SLOWLOG, MAY_REPLICATE = F.SKIP_MONITOR, F.SKIP_SLOWLOG, F.MAY_REPLICATE
+NO_MULTI, ALLOW_BUSY, NO_MANDATORY_KEYS, PUBSUB = F.NO_MULTI, F.ALLOW_BUSY, F.NO_MANDATORY_KEYS, F.PUBSUB
+NO_ASYNC_LOADING, PROTECTED = F.NO_ASYNC_LOADING, F.PROTECTED
+RO, RW, OW, RM = K.RO, K.RW, K.OW, K.RM
+ACCESS, UPDATE, INSERT, DELETE = K.ACCESS, K.UPDATE, K.INSERT, K.DELETE
+NONE = F(0)

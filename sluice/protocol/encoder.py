@@ -1,0 +1,216 @@
+"""RESP2 / RESP3 reply encoder.
+
+``encode_into(out, reply, resp3)`` appends the wire form of ``reply`` to the bytearray ``out``.
+The connection keeps one output buffer per client and writes it once per batch of replies, so
+encoding never allocates a separate ``bytes`` for a whole reply.
+
+Dispatch is by exact type through a dict (``type(reply)``), which is cheaper than an
+``isinstance`` chain on the hot path; subclasses of the reply types are registered explicitly.
+Integers and short bulk headers come from precomputed tables.
+
+This module imports nothing of Sluice's but ``types``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .types import (
+    NULL_ARRAY,
+    BigNumber,
+    Bool,
+    Double,
+    ErrorReply,
+    Map,
+    Push,
+    Raw,
+    Set,
+    SimpleString,
+    Verbatim,
+    _NullArray,
+)
+
+_CRLF = b"\r\n"
+_SMALL = 1024
+# ``$<n>\r\n`` and ``:<n>\r\n`` for small n: most bulk headers and integer replies.
+_BULK_HDR = [b"$%d\r\n" % i for i in range(_SMALL)]
+_INT = [b":%d\r\n" % i for i in range(_SMALL)]
+_ARR_HDR = [b"*%d\r\n" % i for i in range(_SMALL)]
+
+_Encoder = Callable[[bytearray, Any, bool], None]
+
+
+def format_double(value: float) -> bytes:
+    """Format a double as Redis 7.2+ does: shortest round-trip form, ``inf``/``-inf``/``nan``.
+
+    Integral values print without a fraction (``3`` not ``3.0``), as Redis's fpconv_dtoa does.
+    """
+    if math.isinf(value):
+        return b"inf" if value > 0 else b"-inf"
+    if math.isnan(value):
+        return b"nan"
+    if value.is_integer() and abs(value) < 1e17:
+        return b"%d" % int(value)
+    return repr(value).encode()
+
+
+def _bulk(out: bytearray, value: bytes, resp3: bool) -> None:
+    n = len(value)
+    out += _BULK_HDR[n] if n < _SMALL else b"$%d\r\n" % n
+    out += value
+    out += _CRLF
+
+
+def _int(out: bytearray, value: int, resp3: bool) -> None:
+    out += _INT[value] if 0 <= value < _SMALL else b":%d\r\n" % value
+
+
+def _none(out: bytearray, value: None, resp3: bool) -> None:
+    out += b"_\r\n" if resp3 else b"$-1\r\n"
+
+
+def _null_array(out: bytearray, value: _NullArray, resp3: bool) -> None:
+    out += b"_\r\n" if resp3 else b"*-1\r\n"
+
+
+def _simple(out: bytearray, value: bytes, resp3: bool) -> None:
+    out += b"+"
+    out += value
+    out += _CRLF
+
+
+def _error(out: bytearray, value: bytes, resp3: bool) -> None:
+    out += b"-"
+    # An error must stay on one line whatever its text (Redis replaces newlines with spaces).
+    out += value.replace(b"\r", b" ").replace(b"\n", b" ") if b"\n" in value or b"\r" in value else value
+    out += _CRLF
+
+
+def _array(out: bytearray, value: list[Any] | tuple[Any, ...], resp3: bool) -> None:
+    n = len(value)
+    out += _ARR_HDR[n] if n < _SMALL else b"*%d\r\n" % n
+    for item in value:
+        _ENCODERS.get(type(item), _fallback)(out, item, resp3)
+
+
+def _map(out: bytearray, value: dict[Any, Any], resp3: bool) -> None:
+    out += b"%%%d\r\n" % len(value) if resp3 else b"*%d\r\n" % (2 * len(value))
+    enc = _ENCODERS
+    for k, v in value.items():
+        enc.get(type(k), _fallback)(out, k, resp3)
+        enc.get(type(v), _fallback)(out, v, resp3)
+
+
+def _set(out: bytearray, value: list[Any], resp3: bool) -> None:
+    if not resp3:
+        _array(out, value, resp3)
+        return
+    out += b"~%d\r\n" % len(value)
+    for item in value:
+        _ENCODERS.get(type(item), _fallback)(out, item, resp3)
+
+
+def _push(out: bytearray, value: list[Any], resp3: bool) -> None:
+    if not resp3:
+        _array(out, value, resp3)
+        return
+    out += b">%d\r\n" % len(value)
+    for item in value:
+        _ENCODERS.get(type(item), _fallback)(out, item, resp3)
+
+
+def _double(out: bytearray, value: float, resp3: bool) -> None:
+    text = format_double(value)
+    if resp3:
+        out += b","
+        out += text
+        out += _CRLF
+    else:
+        _bulk(out, text, resp3)
+
+
+def _bool(out: bytearray, value: int, resp3: bool) -> None:
+    if resp3:
+        out += b"#t\r\n" if value else b"#f\r\n"
+    else:
+        out += b":1\r\n" if value else b":0\r\n"
+
+
+def _verbatim(out: bytearray, value: bytes, resp3: bool) -> None:
+    if resp3:
+        out += b"=%d\r\ntxt:" % (len(value) + 4)
+        out += value
+        out += _CRLF
+    else:
+        _bulk(out, value, resp3)
+
+
+def _bignum(out: bytearray, value: bytes, resp3: bool) -> None:
+    if resp3:
+        out += b"("
+        out += value
+        out += _CRLF
+    else:
+        _bulk(out, value, resp3)
+
+
+def _raw(out: bytearray, value: bytes, resp3: bool) -> None:
+    out += value
+
+
+def _fallback(out: bytearray, value: Any, resp3: bool) -> None:
+    """Subclasses not registered by exact type (``bytearray``, ``bool``, ``memoryview`` ...)."""
+    if isinstance(value, bool):
+        _bool(out, value, resp3)
+    elif isinstance(value, (bytearray, memoryview)):
+        _bulk(out, bytes(value), resp3)
+    elif isinstance(value, float):
+        _double(out, value, resp3)
+    elif isinstance(value, int):
+        _int(out, value, resp3)
+    elif isinstance(value, dict):
+        _map(out, value, resp3)
+    elif isinstance(value, (list, tuple)):
+        _array(out, value, resp3)
+    else:
+        raise TypeError(f"not a reply type: {type(value).__name__}")
+
+
+_ENCODERS: dict[type, _Encoder] = {
+    bytes: _bulk,
+    int: _int,
+    type(None): _none,
+    _NullArray: _null_array,
+    list: _array,
+    tuple: _array,
+    SimpleString: _simple,
+    ErrorReply: _error,
+    Map: _map,
+    dict: _map,
+    Set: _set,
+    Push: _push,
+    Double: _double,
+    float: _double,
+    Bool: _bool,
+    bool: _bool,
+    Verbatim: _verbatim,
+    BigNumber: _bignum,
+    Raw: _raw,
+}
+
+
+def encode_into(out: bytearray, reply: Any, resp3: bool = False) -> None:
+    """Append the RESP encoding of ``reply`` to ``out``."""
+    _ENCODERS.get(type(reply), _fallback)(out, reply, resp3)
+
+
+def encode(reply: Any, resp3: bool = False) -> bytes:
+    """The RESP encoding of ``reply`` as bytes (tests and one-off replies)."""
+    out = bytearray()
+    encode_into(out, reply, resp3)
+    return bytes(out)
+
+
+__all__ = ["encode", "encode_into", "format_double", "NULL_ARRAY"]

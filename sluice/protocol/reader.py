@@ -1,0 +1,330 @@
+"""Request reader: bytes from a client in, argument lists (``list[bytes]``) out.
+
+Two parsers share one contract and one test suite:
+
+* ``PureRequestParser`` follows Redis's ``processInlineBuffer`` / ``processMultibulkBuffer``
+  (networking.c) step for step: the same limits, the same ``string2ll`` number rules, the same
+  ``Protocol error: ...`` texts. It parses inline commands (telnet, redis-cli in some modes) with
+  the quoting rules of ``sdssplitargs``.
+* ``RequestReader`` is what connections use. Multibulk requests from authenticated clients go
+  through ``hiredis.Reader`` (C, ~10x faster). hiredis accepts exactly the request encodings
+  Redis accepts (it shares ``string2ll``), but words its errors differently, ignores
+  ``proto-max-bulk-len`` and cannot parse inline commands. So the reader keeps the raw chunks
+  hiredis has not finished with; when hiredis fails, or the pending part grows large, those
+  chunks are replayed through the pure parser, which then either produces Redis's exact error
+  or carries on parsing where hiredis stopped. Inline input, and every client that has not
+  authenticated yet (Redis limits those to 10 arguments and 16 KB bulks), use the pure parser.
+
+Invariant: requests come out in order and exactly once, whichever parser produced them.
+
+This module imports nothing of Sluice's.
+"""
+
+from __future__ import annotations
+
+import hiredis
+
+PROTO_INLINE_MAX_SIZE = 64 * 1024
+PROTO_MAX_BULK_LEN = 512 * 1024 * 1024
+UNAUTH_MAX_MULTIBULK = 10
+UNAUTH_MAX_BULK = 16384
+_INT_MAX = 2**31 - 1
+_LLONG_MAX = 2**63 - 1
+# Pending hiredis input larger than this is checked against the limits by the pure parser.
+_SHADOW_THRESHOLD = 64 * 1024
+
+
+class ProtocolError(Exception):
+    """Broken framing. ``str(exc)`` is the text after ``-ERR`` (``Protocol error: ...``)."""
+
+
+def string2ll(s: bytes) -> int | None:
+    """Redis's strict integer parse (util.c ``string2ll``); ``None`` when not a valid long long.
+
+    No sign but ``-``, no spaces, no leading zeros, no ``_``: Python's ``int()`` accepts all
+    of those, so it is only used after the shape has been checked.
+    """
+    n = len(s)
+    if n == 0 or n > 20:
+        return None
+    if n == 1:
+        return s[0] - 48 if 48 <= s[0] <= 57 else None
+    neg = s[0] == 45  # '-'
+    digits = s[1:] if neg else s
+    if not digits.isdigit() or not digits.isascii() or digits[0] == 48:
+        return None
+    value = int(digits)
+    if neg:
+        return -value if value <= _LLONG_MAX + 1 else None
+    return value if value <= _LLONG_MAX else None
+
+
+def split_inline_args(line: bytes) -> list[bytes] | None:
+    """Split an inline request like Redis's ``sdssplitargs``; ``None`` for unbalanced quotes.
+
+    Double quotes allow ``\\n \\r \\t \\b \\a \\\\ \\"`` and ``\\xHH`` escapes; single quotes
+    only ``\\'``. A closing quote must be followed by a space or the end of the line.
+    """
+    args: list[bytes] = []
+    i, n = 0, len(line)
+    space = b" \n\r\t\v\f"
+    while True:
+        while i < n and line[i] in space:
+            i += 1
+        if i >= n:
+            return args
+        cur = bytearray()
+        inq = insq = False
+        done = False
+        while not done:
+            if inq:
+                if i >= n:
+                    return None
+                c = line[i]
+                if (
+                    c == 92  # backslash
+                    and i + 3 < n
+                    and line[i + 1] == 120  # 'x'
+                    and _is_hex(line[i + 2])
+                    and _is_hex(line[i + 3])
+                ):
+                    cur.append(int(line[i + 2 : i + 4], 16))
+                    i += 3
+                elif c == 92 and i + 1 < n:
+                    i += 1
+                    cur.append(_ESCAPES.get(line[i], line[i]))
+                elif c == 34:  # closing "
+                    if i + 1 < n and line[i + 1] not in space:
+                        return None
+                    done = True
+                else:
+                    cur.append(c)
+            elif insq:
+                if i >= n:
+                    return None
+                c = line[i]
+                if c == 92 and i + 1 < n and line[i + 1] == 39:
+                    i += 1
+                    cur.append(39)
+                elif c == 39:  # closing '
+                    if i + 1 < n and line[i + 1] not in space:
+                        return None
+                    done = True
+                else:
+                    cur.append(c)
+            else:
+                if i >= n:
+                    done = True
+                    break
+                c = line[i]
+                if c in space:
+                    done = True
+                elif c == 34:
+                    inq = True
+                elif c == 39:
+                    insq = True
+                else:
+                    cur.append(c)
+            if i < n:
+                i += 1
+        args.append(bytes(cur))
+
+
+_ESCAPES = {ord("n"): 10, ord("r"): 13, ord("t"): 9, ord("b"): 8, ord("a"): 7}
+
+
+def _is_hex(c: int) -> bool:
+    return 48 <= c <= 57 or 97 <= c <= 102 or 65 <= c <= 70
+
+
+class PureRequestParser:
+    """Redis's request parser, in Python. Feed bytes, then call ``get()`` until it returns None."""
+
+    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_mbulk", "_bulklen", "_args")
+
+    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
+        self.buf = bytearray()
+        self.pos = 0
+        self.max_bulk_len = max_bulk_len
+        self.auth_required = auth_required
+        self._mbulk = 0  # arguments still expected by the current multibulk request
+        self._bulklen = -1  # length of the bulk being read, -1 while reading its header
+        self._args: list[bytes] = []
+
+    def feed(self, data: bytes) -> None:
+        self.buf += data
+
+    def pending(self) -> int:
+        """Bytes received and not yet consumed."""
+        return len(self.buf) - self.pos
+
+    def idle(self) -> bool:
+        """True when no partial request is buffered."""
+        return self.pos >= len(self.buf) and self._mbulk == 0
+
+    def get(self) -> list[bytes] | None:
+        """The next complete request, or None when more bytes are needed."""
+        while True:
+            if self._mbulk == 0:
+                if self.pos >= len(self.buf):
+                    self._compact()
+                    return None
+                if self.buf[self.pos] == 42:  # '*'
+                    started = self._multibulk_header()
+                    if started is None:
+                        return None
+                    if not started:
+                        continue  # *0, *-1: nothing to run
+                else:
+                    args = self._inline()
+                    if args is None:
+                        return None
+                    if not args:
+                        continue
+                    return args
+            args = self._multibulk_body()
+            if args is None:
+                return None
+            return args
+
+    def _compact(self) -> None:
+        if self.pos:
+            del self.buf[: self.pos]
+            self.pos = 0
+
+    def _inline(self) -> list[bytes] | None:
+        buf, pos = self.buf, self.pos
+        nl = buf.find(b"\n", pos)
+        if nl < 0:
+            if len(buf) - pos > PROTO_INLINE_MAX_SIZE:
+                raise ProtocolError("Protocol error: too big inline request")
+            return None
+        end = nl - 1 if nl > pos and buf[nl - 1] == 13 else nl
+        args = split_inline_args(bytes(buf[pos:end]))
+        if args is None:
+            raise ProtocolError("Protocol error: unbalanced quotes in request")
+        self.pos = nl + 1
+        return args
+
+    def _line(self, too_big: str) -> bytes | None:
+        """The header line at ``pos`` without its CRLF, or None if incomplete."""
+        buf, pos = self.buf, self.pos
+        cr = buf.find(b"\r", pos)
+        if cr < 0:
+            if len(buf) - pos > PROTO_INLINE_MAX_SIZE:
+                raise ProtocolError(f"Protocol error: too big {too_big} count string")
+            return None
+        if cr - pos > len(buf) - pos - 2:
+            return None
+        return bytes(buf[pos:cr])
+
+    def _multibulk_header(self) -> bool | None:
+        line = self._line("mbulk")
+        if line is None:
+            return None
+        ll = string2ll(line[1:])
+        if ll is None or ll > _INT_MAX:
+            raise ProtocolError("Protocol error: invalid multibulk length")
+        if ll > UNAUTH_MAX_MULTIBULK and self.auth_required:
+            raise ProtocolError("Protocol error: unauthenticated multibulk length")
+        self.pos += len(line) + 2
+        if ll <= 0:
+            return False
+        self._mbulk = ll
+        self._args = []
+        return True
+
+    def _multibulk_body(self) -> list[bytes] | None:
+        buf = self.buf
+        while self._mbulk:
+            if self._bulklen == -1:
+                line = self._line("bulk")
+                if line is None:
+                    return None
+                if line[:1] != b"$":
+                    got = line[:1].decode("latin-1") if line else "\r"
+                    raise ProtocolError(f"Protocol error: expected '$', got '{got}'")
+                ll = string2ll(line[1:])
+                if ll is None or ll < 0 or ll > self.max_bulk_len:
+                    raise ProtocolError("Protocol error: invalid bulk length")
+                if ll > UNAUTH_MAX_BULK and self.auth_required:
+                    raise ProtocolError("Protocol error: unauthenticated bulk length")
+                self.pos += len(line) + 2
+                self._bulklen = ll
+            start = self.pos
+            if len(buf) - start < self._bulklen + 2:
+                return None
+            self._args.append(bytes(buf[start : start + self._bulklen]))
+            self.pos = start + self._bulklen + 2
+            self._bulklen = -1
+            self._mbulk -= 1
+        args, self._args = self._args, []
+        if self.pos > 65536:
+            self._compact()
+        return args
+
+
+class RequestReader:
+    """The per-connection reader: hiredis for multibulk, the pure parser for everything else."""
+
+    __slots__ = ("_hi", "_chunks", "_pending", "_served", "_pure", "max_bulk_len", "auth_required")
+
+    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
+        self._hi = hiredis.Reader()
+        self._chunks: list[bytes] = []  # raw input hiredis may still hold a part of
+        self._pending = 0  # total length of _chunks
+        self._served = 0  # requests hiredis returned out of _chunks
+        self._pure: PureRequestParser | None = None
+        self.max_bulk_len = max_bulk_len
+        self.auth_required = auth_required
+
+    def feed(self, data: bytes) -> None:
+        if self._pure is not None:
+            self._pure.feed(data)
+        elif self._pending == 0 and (self.auth_required or data[:1] != b"*"):
+            self._pure = PureRequestParser(self.max_bulk_len, self.auth_required)
+            self._pure.feed(data)
+        else:
+            self._hi.feed(data)
+            self._chunks.append(data)
+            self._pending += len(data)
+
+    def pending(self) -> int:
+        """Bytes buffered for requests not yet complete (the query buffer size)."""
+        return self._pure.pending() if self._pure is not None else self._pending
+
+    def get(self) -> list[bytes] | None:
+        """The next complete request, or None. Raises ``ProtocolError`` on broken framing."""
+        pure = self._pure
+        if pure is not None:
+            args = pure.get()
+            if args is None and pure.idle():
+                self._pure = None  # back to the fast path for the next chunk
+            return args
+        try:
+            while True:
+                req = self._hi.gets()
+                if req is False:
+                    if not self._hi.has_data():
+                        self._chunks.clear()
+                        self._pending = self._served = 0
+                    elif self._pending > _SHADOW_THRESHOLD:
+                        return self._replay()
+                    return None
+                if req:  # None and [] come from *-1 and *0, which Redis ignores
+                    self._served += 1
+                    return req  # type: ignore[no-any-return]
+        except hiredis.ProtocolError:
+            return self._replay()
+
+    def _replay(self) -> list[bytes] | None:
+        """Hand the unfinished input to the pure parser, which words errors as Redis does."""
+        pure = PureRequestParser(self.max_bulk_len, self.auth_required)
+        pure.feed(b"".join(self._chunks))
+        for _ in range(self._served):
+            pure.get()  # already returned by hiredis
+        self._hi = hiredis.Reader()
+        self._chunks.clear()
+        self._pending = self._served = 0
+        self._pure = pure
+        return self.get()

@@ -1,0 +1,1 @@
+"""The asyncio server: app (Server), connection, client state, dispatch, blocking, config."""

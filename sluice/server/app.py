@@ -1,0 +1,394 @@
+"""The server: listeners, clients, the keyspace, and the end-of-iteration hook.
+
+asyncio has no before-sleep hook, so every callback that can change state (``data_received``,
+``connection_lost``, timers, the cron tick) ends with ``before_return()``, which is Redis's
+``beforeSleep``: serve keys made ready by writes, resume clients that were unblocked (their
+pipelined input waits in their reader), then write every client's output buffer once. It
+repeats until quiet and never re-enters.
+
+``cron`` runs ``hz`` times a second: active expiry (bounded work), client timeouts and output
+buffer soft limits (Redis's ``serverCron`` / ``clientsCron``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+import secrets
+import socket
+import time
+from typing import TYPE_CHECKING, Any
+
+from sluice import __version__
+from sluice.commands import load_table
+from sluice.protocol import ErrorReply, ProtocolError
+from sluice.storage.keyspace import Clock, Database, Keyspace
+
+from .blocking import BlockingManager
+from .client import Client
+from .config import Config
+from .dispatch import call, process_command
+
+if TYPE_CHECKING:
+    from sluice.commands.spec import Cmd
+
+log = logging.getLogger("sluice")
+
+REDIS_VERSION = "7.0.15"
+"""The Redis release whose behaviour Sluice matches (INFO redis_version, HELLO version)."""
+
+
+class Server:
+    def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
+        self.config = config or Config()
+        self.table: dict[bytes, Cmd] = load_table()
+        self.keyspace = Keyspace(self.config.databases, clock, self._on_expire)
+        self.clients: dict[int, Client] = {}
+        self.next_client_id = 1
+        self.blocking = BlockingManager(self)
+        self.pending_writes: list[Client] = []  # clients with output to flush
+        self.unblocked_clients: list[Client] = []  # clients whose input must be resumed
+        self.watched_keys: dict[tuple[int, bytes], list[Client]] = {}
+        self.monitors: list[Client] = []
+        self.dirty = 0  # changes since the last save (and the AOF trigger)
+        self.aof: Any = None  # persistence hook: feed(db, argvs), begin_multi, end_multi
+        self.acl: Any = None  # ACL hook: check(client, cmd, argv) -> CommandError | None
+        self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
+        self.listeners: list[asyncio.base_events.Server] = []
+        self.run_id = secrets.token_hex(20)
+        self.start_time = time.time()
+        self.port = self.config.port
+        self.stats: collections.Counter[str] = collections.Counter()
+        self.error_stats: collections.Counter[str] = collections.Counter()
+        self.slowlog: collections.deque[list[Any]] = collections.deque()
+        self.slowlog_next_id = 0
+        self.lastsave = int(time.time())
+        self._in_before_return = False
+        self._cron: asyncio.TimerHandle | None = None
+        self._shutdown: asyncio.Future[None] | None = None
+        self.paused_until = 0.0
+        self.loop_name = "asyncio"
+        self.config.on_change("slowlog-max-len", lambda n: self._trim_slowlog())
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def start(self, sock: socket.socket | None = None) -> None:
+        """Listen on the configured addresses (or on ``sock``, used by tests)."""
+        from .connection import ClientProtocol
+
+        self.loop = asyncio.get_running_loop()
+        self._shutdown = self.loop.create_future()
+
+        def factory() -> ClientProtocol:
+            return ClientProtocol(self)
+
+        if sock is not None:
+            self.listeners.append(await self.loop.create_server(factory, sock=sock))
+            self.port = sock.getsockname()[1]
+        elif self.config.port:
+            for addr in self.config.bind:
+                optional = addr.startswith("-")
+                host = addr[1:] if optional else addr
+                try:
+                    srv = await self.loop.create_server(
+                        factory, host, self.config.port, backlog=self.config.tcp_backlog,
+                        reuse_address=True,
+                    )
+                except OSError as e:
+                    if optional:
+                        continue
+                    raise OSError(e.errno, f"Could not create server TCP listening socket {host}:{self.config.port}: {e.strerror}") from e
+                self.listeners.append(srv)
+        self._schedule_cron()
+        log.info("Ready to accept connections on port %s", self.port)
+
+    async def serve_forever(self) -> None:
+        assert self._shutdown is not None
+        await self._shutdown
+
+    def request_shutdown(self) -> None:
+        if self._shutdown is not None and not self._shutdown.done():
+            self._shutdown.set_result(None)
+
+    async def shutdown(self) -> None:
+        """Orderly stop: persistence gets its last word, then everything is closed."""
+        if self.aof is not None:
+            self.aof.shutdown()
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop listening, close every client, cancel the cron: nothing left running."""
+        if self._cron is not None:
+            self._cron.cancel()
+        for srv in self.listeners:
+            srv.close()
+        for client in list(self.clients.values()):
+            client.flush()
+            self.close_client(client)
+        for srv in self.listeners:
+            await srv.wait_closed()
+        self.listeners.clear()
+
+    # -- clients ----------------------------------------------------------------------------
+
+    def new_client(self, transport: asyncio.Transport | None) -> Client:
+        client = Client(self, self.next_client_id, transport)
+        self.next_client_id += 1
+        self.clients[client.id] = client
+        self.stats["total_connections_received"] += 1
+        return client
+
+    def close_client(self, client: Client) -> None:
+        if client.closed:
+            return
+        client.closed = True
+        if client.transport is not None:
+            client.transport.close()
+        self.unlink_client(client)
+
+    def unlink_client(self, client: Client) -> None:
+        """Forget a client (connection lost or closed): release everything it held."""
+        client.closed = True
+        self.clients.pop(client.id, None)
+        self.blocking.disconnect(client)
+        self.unwatch_all(client)
+        if client.monitor:
+            try:
+                self.monitors.remove(client)
+            except ValueError:
+                pass
+
+    def authenticate(self, username: bytes, password: bytes) -> bool:
+        """Check credentials (requirepass for the default user until ACL users exist)."""
+        if self.acl is not None:
+            return bool(self.acl.authenticate(username, password))
+        if username != b"default":
+            return False
+        required = self.config.requirepass.encode(errors="surrogateescape")
+        return bool(required) and secrets.compare_digest(password, required)
+
+    def auth_required(self) -> bool:
+        if self.acl is not None:
+            return bool(self.acl.auth_required())
+        return bool(self.config.requirepass)
+
+    # -- the request path -------------------------------------------------------------------
+
+    def process_input(self, client: Client) -> None:
+        """Run every complete request in the client's reader (stops while it is blocked)."""
+        reader = client.reader
+        while client.bstate is None and not client.closing:
+            try:
+                argv = reader.get()
+            except ProtocolError as e:
+                self.count_error(b"ERR")
+                client.add_reply(ErrorReply(b"ERR " + str(e).encode()))
+                client.closing = True
+                log.debug("client %s: %s", client.addr, e)
+                return
+            if argv is None:
+                break
+            process_command(self, client, argv)
+            self.stats["total_commands_processed"] += 1
+        if reader.pending() > self.config.client_query_buffer_limit:
+            log.warning("Closing client that reached max query buffer length (qbuf=%d)",
+                        reader.pending())
+            self.close_client(client)
+
+    def call_unblocked(self, client: Client, argv: list[bytes]) -> None:
+        """Re-run a blocked client's command (its lookup succeeded when it first ran)."""
+        cmd = self.table[argv[0].lower()]
+        if cmd.subcommands:
+            cmd = cmd.subcommands[argv[1].lower()]
+        reply = call(self, client, cmd, argv)
+        from .client import BLOCKED
+
+        if reply is not BLOCKED:
+            client.add_reply(reply)
+
+    def queue_unblocked(self, client: Client) -> None:
+        if not client.unblocked:
+            client.unblocked = True
+            self.unblocked_clients.append(client)
+
+    def process_unblocked_clients(self) -> None:
+        """Resume the pipelined input of clients that just got unblocked."""
+        while self.unblocked_clients:
+            batch, self.unblocked_clients = self.unblocked_clients, []
+            for client in batch:
+                client.unblocked = False
+                if client.bstate is None and not client.closed:
+                    self.process_input(client)
+
+    def before_return(self) -> None:
+        """Serve ready keys, resume unblocked clients, flush output: Redis's beforeSleep."""
+        if self._in_before_return:
+            return
+        self._in_before_return = True
+        try:
+            blocking = self.blocking
+            while blocking.ready_keys or self.unblocked_clients:
+                if blocking.ready_keys:
+                    blocking.handle_clients_blocked_on_keys()
+                self.process_unblocked_clients()
+            if self.aof is not None:
+                self.aof.before_write()  # appendfsync always: fsync before replies go out
+            pending, self.pending_writes = self.pending_writes, []
+            for client in pending:
+                client.flush()
+        finally:
+            self._in_before_return = False
+
+    # -- keyspace events --------------------------------------------------------------------
+
+    def key_modified(self, db: Database, key: bytes) -> None:
+        """A write to ``key``: bump dirty, invalidate WATCH, wake blocked clients."""
+        self.dirty += 1
+        if self.watched_keys:
+            watchers = self.watched_keys.get((db.id, key))
+            if watchers:
+                for c in watchers:
+                    c.dirty_cas = True
+        if self.blocking.blocking_keys:
+            self.blocking.signal_key_as_ready(db, key)
+
+    def _on_expire(self, db: Database, key: bytes) -> None:
+        self.stats["expired_keys"] += 1
+        self.key_modified(db, key)
+        if self.aof is not None:
+            self.aof.feed(db.id, [[b"DEL", key]])
+
+    def flush_db(self, db: Database) -> int:
+        """FLUSHDB: touch watched keys that existed, wake blocked clients, clear the db."""
+        if self.watched_keys:
+            for (db_id, key), watchers in self.watched_keys.items():
+                if db_id == db.id and key in db.data:
+                    for c in watchers:
+                        c.dirty_cas = True
+        self.blocking.signal_all_in_db(db)
+        n = db.flush()
+        self.dirty += max(n, 1)
+        return n
+
+    # -- WATCH ------------------------------------------------------------------------------
+
+    def watch(self, client: Client, key: bytes) -> None:
+        entry = (client.db, key)
+        if entry in client.watched:
+            return
+        client.watched.append(entry)
+        self.watched_keys.setdefault((client.db.id, key), []).append(client)
+
+    def unwatch_all(self, client: Client) -> None:
+        for db, key in client.watched:
+            watchers = self.watched_keys.get((db.id, key))
+            if watchers is not None:
+                try:
+                    watchers.remove(client)
+                except ValueError:
+                    pass
+                if not watchers:
+                    del self.watched_keys[(db.id, key)]
+        client.watched = []
+        client.dirty_cas = False
+
+    def watched_expired(self, client: Client) -> bool:
+        """A watched key that has logically expired since WATCH also fails EXEC (Redis 7)."""
+        now = self.keyspace.clock.now_ms()
+        for db, key in client.watched:
+            when = db.expires.get(key)
+            if when is not None and when <= now:
+                return True
+        return False
+
+    # -- bookkeeping ------------------------------------------------------------------------
+
+    def count_error(self, message: bytes) -> None:
+        code = message.split(b" ", 1)[0].decode(errors="replace")
+        self.error_stats[code] += 1
+        self.stats["total_error_replies"] += 1
+
+    def internal_error(self, cmd: Cmd, exc: BaseException) -> ErrorReply:
+        log.exception("Internal error running '%s'", cmd.name, exc_info=exc)
+        return ErrorReply(f"ERR internal error running '{cmd.name}': {type(exc).__name__}".encode())
+
+    def slowlog_add(self, client: Client, argv: list[bytes], duration_us: int) -> None:
+        if self.config.slowlog_max_len <= 0:
+            return
+        shown = [a if len(a) <= 128 else a[:128] + b"... (%d more bytes)" % (len(a) - 128) for a in argv[:32]]
+        if len(argv) > 32:
+            shown[-1] = b"... (%d more arguments)" % (len(argv) - 31)
+        self.slowlog.appendleft([self.slowlog_next_id, int(time.time()), duration_us, shown,
+                                 client.addr.encode(), client.name])
+        self.slowlog_next_id += 1
+        self._trim_slowlog()
+
+    def _trim_slowlog(self) -> None:
+        while len(self.slowlog) > max(self.config.slowlog_max_len, 0):
+            self.slowlog.pop()
+
+    def feed_monitors(self, client: Client, argv: list[bytes]) -> None:
+        t = time.time()
+        args = " ".join('"' + a.decode("latin-1").replace("\\", "\\\\").replace('"', '\\"') + '"' for a in argv)
+        line = f"+{t:.6f} [{client.db.id} {client.addr}] {args}\r\n".encode("latin-1", "replace")
+        for m in self.monitors:
+            if m is not client:
+                m.add_raw(line)
+
+    def info_server_fields(self) -> dict[str, Any]:
+        uptime = int(time.time() - self.start_time)
+        return {
+            "redis_version": REDIS_VERSION,
+            "sluice_version": __version__,
+            "redis_git_sha1": "00000000",
+            "redis_git_dirty": 0,
+            "redis_build_id": "0",
+            "redis_mode": "standalone",
+            "os": " ".join(os.uname()[i] for i in (0, 2, 4)),
+            "arch_bits": 64,
+            "monotonic_clock": "POSIX clock_gettime",
+            "multiplexing_api": "asyncio",
+            "atomicvar_api": "python",
+            "gcc_version": "0.0.0",
+            "process_id": os.getpid(),
+            "process_supervised": "no",
+            "run_id": self.run_id,
+            "tcp_port": self.port,
+            "server_time_usec": time.time_ns() // 1000,
+            "uptime_in_seconds": uptime,
+            "uptime_in_days": uptime // 86400,
+            "hz": self.config.hz,
+            "configured_hz": self.config.hz,
+            "lru_clock": int(time.time()) & 0xFFFFFF,
+            "executable": os.path.abspath(os.sys.argv[0]) if os.sys.argv else "",  # type: ignore[attr-defined]
+            "config_file": self.config.config_file or "",
+            "io_threads_active": 0,
+        }
+
+    # -- cron -------------------------------------------------------------------------------
+
+    def _schedule_cron(self) -> None:
+        self._cron = self.loop.call_later(1.0 / self.config.hz, self.cron)
+
+    def cron(self) -> None:
+        try:
+            for db in self.keyspace.dbs:
+                if db.expires:
+                    db.active_expire()
+            timeout = self.config.timeout
+            if timeout:
+                now = time.time_ns() // 1_000_000
+                for client in list(self.clients.values()):
+                    if (client.bstate is None and client.multi is None and not client.monitor
+                            and now - client.last_ms > timeout * 1000):
+                        self.close_client(client)
+            if self.aof is not None:
+                self.aof.cron()
+        except Exception:  # noqa: BLE001
+            log.exception("cron failed")
+        finally:
+            self.before_return()
+            self._schedule_cron()
+

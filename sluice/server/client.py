@@ -1,0 +1,176 @@
+"""Per-connection client state; also the ``ctx`` every command handler receives.
+
+Handlers see a small surface (documented on the methods below): ``db``, ``server``, ``resp3``,
+``argv``, ``now_ms()``, ``modified(key)``, ``block(...)``, ``rewrite_argv(...)``,
+``in_exec``. The rest is the connection's business.
+
+Output is never written from here directly: replies are encoded into ``out`` and the client is
+queued on ``server.pending_writes``; ``Server.before_return`` writes each client's buffer once.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from sluice.protocol import RequestReader, encode_into
+from sluice.storage.keyspace import Database
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from sluice.commands.spec import Cmd
+
+    from .app import Server
+    from .blocking import BlockState
+
+REPLY_ON, REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT = 0, 1, 2, 3
+
+
+class Blocked:
+    """Returned by ``ctx.block``: the command produced no reply yet."""
+
+    __slots__ = ()
+
+
+BLOCKED = Blocked()
+
+
+class Client:
+    __slots__ = (
+        "id", "server", "transport", "reader", "out", "pending_write", "db", "resp3", "name",
+        "lib_name", "lib_ver", "user", "authenticated", "addr", "laddr", "created_ms",
+        "last_ms", "argv", "cmd", "multi", "multi_error", "watched", "dirty_cas", "in_exec",
+        "bstate", "reply_mode", "closing", "closed", "paused_reading", "no_evict", "no_touch",
+        "propagate_argv", "kind", "monitor", "unblocked", "__weakref__",
+    )
+
+    def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
+        self.id = client_id
+        self.server = server
+        self.transport = transport
+        cfg = server.config
+        self.reader = RequestReader(cfg.proto_max_bulk_len, server.auth_required())
+        self.out = bytearray()  # encoded replies not yet handed to the transport
+        self.pending_write = False  # queued on server.pending_writes
+        self.db: Database = server.keyspace[0]
+        self.resp3 = False
+        self.name = b""
+        self.lib_name = b""
+        self.lib_ver = b""
+        self.user = "default"
+        self.authenticated = not server.auth_required()
+        self.addr = "?:0"
+        self.laddr = "?:0"
+        self.created_ms = self.last_ms = time.time_ns() // 1_000_000
+        self.argv: list[bytes] = []  # the command being executed
+        self.cmd: Cmd | None = None  # its table entry
+        self.multi: list[tuple[Cmd, list[bytes]]] | None = None  # queued MULTI commands
+        self.multi_error = False  # a command failed to queue: EXEC aborts
+        self.watched: list[tuple[Database, bytes]] = []
+        self.dirty_cas = False  # a watched key was touched
+        self.in_exec = False  # executing the commands of EXEC (MULTI never blocks)
+        self.bstate: BlockState | None = None  # set while blocked on keys
+        self.reply_mode = REPLY_ON
+        self.closing = False  # close once the output buffer is flushed
+        self.closed = False
+        self.paused_reading = False
+        self.no_evict = False
+        self.no_touch = False
+        self.propagate_argv: list[list[bytes]] | None = None  # effects to log instead of argv
+        self.kind = "normal"  # output buffer class: normal | pubsub | replica
+        self.monitor = False
+        self.unblocked = False  # queued on server.unblocked_clients
+
+    # -- the handler API ------------------------------------------------------------------
+
+    def now_ms(self) -> int:
+        """The server clock in unix ms (virtual in tests)."""
+        return self.server.keyspace.clock.now_ms()
+
+    def modified(self, key: bytes, db: Database | None = None) -> None:
+        """A write touched ``key``: invalidates WATCH and wakes clients blocked on it."""
+        self.server.key_modified(db or self.db, key)
+
+    def block(
+        self,
+        keys: list[bytes],
+        timeout_ms: int,
+        on_timeout: Any,
+        argv: list[bytes] | None = None,
+        unblock_on_nokey: bool = False,
+    ) -> Blocked:
+        """Park this client until one of ``keys`` is written, then run the command again.
+
+        ``timeout_ms`` 0 blocks forever; otherwise it is relative to now (a client re-blocked
+        by a re-run keeps its original deadline). ``on_timeout`` is the reply sent on timeout
+        or CLIENT UNBLOCK ... TIMEOUT. ``argv`` replaces the command for the re-run (XREAD
+        freezes ``$`` to the last ID). ``unblock_on_nokey``: a deleted key or a type change
+        wakes the client with Redis's ``UNBLOCKED`` error (XREADGROUP).
+        """
+        return self.server.blocking.block_for_keys(
+            self, keys, timeout_ms, on_timeout, argv, unblock_on_nokey
+        )
+
+    def rewrite_argv(self, *argvs: list[bytes]) -> None:
+        """Log these commands to the AOF instead of the one received (``XADD s *`` -> ID)."""
+        self.propagate_argv = list(argvs)
+
+    # -- output ----------------------------------------------------------------------------
+
+    def add_reply(self, reply: Any) -> None:
+        mode = self.reply_mode
+        if mode != REPLY_ON:
+            if mode == REPLY_SKIP_NEXT:
+                self.reply_mode = REPLY_ON
+            return
+        encode_into(self.out, reply, self.resp3)
+        if not self.pending_write:
+            self.pending_write = True
+            self.server.pending_writes.append(self)
+
+    def add_raw(self, data: bytes) -> None:
+        """Bytes that bypass REPLY OFF (pushes to MONITOR clients)."""
+        self.out += data
+        if not self.pending_write:
+            self.pending_write = True
+            self.server.pending_writes.append(self)
+
+    def flush(self) -> None:
+        """Hand the buffered replies to the transport in one write."""
+        self.pending_write = False
+        t = self.transport
+        if self.out and t is not None and not self.closed:
+            # A fresh buffer rather than clear(): the transport may keep a view of this one.
+            t.write(self.out)
+            self.out = bytearray()
+        if self.closing and not self.closed:
+            self.server.close_client(self)
+
+    @property
+    def blocked(self) -> bool:
+        return self.bstate is not None
+
+    def info_line(self) -> str:
+        """One CLIENT LIST line, with Redis's field names."""
+        now = time.time_ns() // 1_000_000
+        flags = "N"
+        if self.multi is not None:
+            flags = "x"
+        if self.bstate is not None:
+            flags = "b"
+        if self.monitor:
+            flags = "O"
+        cmd = self.cmd.name if self.cmd else "NULL"
+        multi = len(self.multi) if self.multi is not None else -1
+        qbuf = self.reader.pending()
+        return (
+            f"id={self.id} addr={self.addr} laddr={self.laddr} fd=8 "
+            f"name={self.name.decode(errors='replace')} age={(now - self.created_ms) // 1000} "
+            f"idle={(now - self.last_ms) // 1000} flags={flags} db={self.db.id} sub=0 psub=0 "
+            f"ssub=0 multi={multi} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
+            f"obl=0 oll=0 omem={len(self.out)} tot-mem={len(self.out) + qbuf} events=r "
+            f"cmd={cmd} user={self.user} redir=-1 resp={3 if self.resp3 else 2} "
+            f"lib-name={self.lib_name.decode(errors='replace')} "
+            f"lib-ver={self.lib_ver.decode(errors='replace')}"
+        )

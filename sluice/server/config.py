@@ -1,0 +1,355 @@
+"""Configuration: one table of parameters drives the config file, the command line,
+CONFIG GET / SET / REWRITE and the values the server reads (``config.port`` ...).
+
+Mirrors Redis's ``config.c`` standard configs: each ``Param`` has a kind (bool, int, memory,
+enum, string, special), a default, bounds, and flags (immutable at run time, protected by
+``enable-protected-configs``). Values are kept as attributes named like the directive with
+``-`` turned into ``_``, so the hot path reads ``config.proto_max_bulk_len`` directly.
+
+Start-up follows redis-server: ``sluice-server [/path/to/sluice.conf] [--name value ...]``;
+command-line directives are applied after the file. An unknown or malformed directive stops
+start-up with Redis's message naming the line.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sluice.protocol import split_inline_args
+
+
+class ConfigError(Exception):
+    """A bad value or directive; the text is what Redis would say after ``ERR``."""
+
+
+IMMUTABLE, PROTECTED, HIDDEN = 1, 2, 4
+
+_UNITS = {b"": 1, b"b": 1, b"k": 1000, b"kb": 1024, b"m": 1000**2, b"mb": 1024**2,
+          b"g": 1000**3, b"gb": 1024**3}
+
+
+def parse_memory(value: bytes) -> int:
+    """``1gb`` -> bytes, as Redis's ``memtoull`` (case-insensitive units)."""
+    v = value.strip().lower()
+    i = len(v)
+    while i and not v[i - 1 : i].isdigit():
+        i -= 1
+    num, unit = v[:i], v[i:]
+    if not num or not num.isdigit() or unit not in _UNITS:
+        raise ConfigError("argument must be a memory value")
+    return int(num) * _UNITS[unit]
+
+
+def _parse_bool(value: bytes) -> bool:
+    v = value.lower()
+    if v == b"yes":
+        return True
+    if v == b"no":
+        return False
+    raise ConfigError("argument must be 'yes' or 'no'")
+
+
+@dataclass(slots=True)
+class Param:
+    name: str
+    kind: str  # bool | int | memory | enum | string | special
+    default: Any
+    lo: int = 0
+    hi: int = 2**63 - 1
+    choices: tuple[str, ...] = ()
+    flags: int = 0
+    parse: Callable[[list[bytes]], Any] | None = None  # special kinds
+    render: Callable[[Any], bytes] | None = None
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def attr(self) -> str:
+        return self.name.replace("-", "_")
+
+    def convert(self, args: list[bytes]) -> Any:
+        if self.parse is not None:
+            return self.parse(args)
+        if len(args) != 1:
+            raise ConfigError("wrong number of arguments")
+        raw = args[0]
+        if self.kind == "bool":
+            return _parse_bool(raw)
+        if self.kind in ("int", "memory"):
+            if self.kind == "memory":
+                n = parse_memory(raw)
+            else:
+                try:
+                    n = int(raw)
+                except ValueError:
+                    raise ConfigError("argument couldn't be parsed into an integer") from None
+            if not self.lo <= n <= self.hi:
+                raise ConfigError(f"argument must be between {self.lo} and {self.hi} inclusive")
+            return n
+        if self.kind == "enum":
+            v = raw.decode(errors="replace").lower()
+            if v not in self.choices:
+                raise ConfigError(f"argument(s) must be one of the following: {', '.join(self.choices)}")
+            return v
+        return raw.decode(errors="surrogateescape")
+
+    def to_bytes(self, value: Any) -> bytes:
+        if self.render is not None:
+            return self.render(value)
+        if self.kind == "bool":
+            return b"yes" if value else b"no"
+        if isinstance(value, int):
+            return str(value).encode()
+        return str(value).encode(errors="surrogateescape")
+
+
+def _parse_save(args: list[bytes]) -> list[tuple[int, int]]:
+    joined = b" ".join(args).split()
+    if joined in ([], [b""]):
+        return []
+    if len(joined) % 2:
+        raise ConfigError("Invalid save parameters")
+    out = []
+    for i in range(0, len(joined), 2):
+        try:
+            out.append((int(joined[i]), int(joined[i + 1])))
+        except ValueError:
+            raise ConfigError("Invalid save parameters") from None
+    return out
+
+
+def _render_save(value: list[tuple[int, int]]) -> bytes:
+    return " ".join(f"{s} {c}" for s, c in value).encode()
+
+
+def _parse_list(args: list[bytes]) -> list[str]:
+    return [w.decode() for a in args for w in a.split()]
+
+
+def _render_list(value: list[str]) -> bytes:
+    return " ".join(value).encode()
+
+
+def _parse_obuf(args: list[bytes]) -> dict[str, tuple[int, int, int]]:
+    words = b" ".join(args).split()
+    if len(words) % 4:
+        raise ConfigError("Wrong number of arguments in buffer limit configuration.")
+    out = dict(DEFAULT_OBUF)
+    for i in range(0, len(words), 4):
+        cls = words[i].decode().lower()
+        if cls == "slave":
+            cls = "replica"
+        if cls not in ("normal", "replica", "pubsub"):
+            raise ConfigError("Invalid client class specified in buffer limit configuration.")
+        try:
+            hard, soft = parse_memory(words[i + 1]), parse_memory(words[i + 2])
+            secs = int(words[i + 3])
+        except (ConfigError, ValueError):
+            raise ConfigError("Error in hard, soft or soft_seconds setting in buffer limit configuration.") from None
+        out[cls] = (hard, soft, secs)
+    return out
+
+
+def _render_obuf(value: dict[str, tuple[int, int, int]]) -> bytes:
+    return " ".join(
+        f"{cls if cls != 'replica' else 'slave'} {h} {s} {t}" for cls, (h, s, t) in value.items()
+    ).encode()
+
+
+DEFAULT_OBUF = {"normal": (0, 0, 0), "replica": (256 << 20, 64 << 20, 60), "pubsub": (32 << 20, 8 << 20, 60)}
+
+PARAMS: list[Param] = [
+    Param("port", "int", 6379, 0, 65535),
+    Param("bind", "special", ["127.0.0.1", "-::1"], parse=_parse_list, render=_render_list),
+    Param("protected-mode", "bool", True),
+    Param("requirepass", "string", "", flags=HIDDEN),
+    Param("maxclients", "int", 10000, 1, 2**31 - 1),
+    Param("timeout", "int", 0, 0, 2**31 - 1),
+    Param("tcp-keepalive", "int", 300, 0, 2**31 - 1),
+    Param("tcp-backlog", "int", 511, 0, 2**31 - 1, flags=IMMUTABLE),
+    Param("databases", "int", 16, 1, 2**31 - 1, flags=IMMUTABLE),
+    Param("loglevel", "enum", "notice", choices=("debug", "verbose", "notice", "warning", "nothing")),
+    Param("logfile", "string", "", flags=IMMUTABLE),
+    Param("pidfile", "string", ""),
+    Param("dir", "string", ".", flags=PROTECTED),
+    Param("dbfilename", "string", "dump.rdb", flags=PROTECTED),
+    Param("proto-max-bulk-len", "memory", 512 * 1024 * 1024, 1024 * 1024),
+    Param("client-query-buffer-limit", "memory", 1024 * 1024 * 1024, 1024 * 1024),
+    Param("client-output-buffer-limit", "special", dict(DEFAULT_OBUF), parse=_parse_obuf,
+          render=_render_obuf),
+    Param("hz", "int", 10, 1, 500),
+    Param("stream-node-max-entries", "int", 100, 0, 2**63 - 1),
+    Param("stream-node-max-bytes", "memory", 4096, 0, 2**63 - 1),
+    Param("list-max-listpack-size", "int", -2, -5, 2**31 - 1, aliases=("list-max-ziplist-size",)),
+    Param("slowlog-log-slower-than", "int", 10000, -1, 2**63 - 1),
+    Param("slowlog-max-len", "int", 128, 0, 2**63 - 1),
+    Param("latency-monitor-threshold", "int", 0, 0, 2**63 - 1),
+    Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local")),
+    Param("enable-protected-configs", "enum", "no", choices=("no", "yes", "local"),
+          flags=IMMUTABLE),
+    Param("save", "special", [], parse=_parse_save, render=_render_save),
+    Param("appendonly", "bool", False),
+    Param("appendfsync", "enum", "everysec", choices=("always", "everysec", "no")),
+    Param("appendfilename", "string", "appendonly.aof", flags=IMMUTABLE),
+    Param("appenddirname", "string", "appendonlydir", flags=IMMUTABLE),
+    Param("maxmemory", "memory", 0, 0, 0),
+]
+
+
+class Config:
+    """Current values as attributes, plus the machinery to read and change them."""
+
+    def __init__(self, params: Iterable[Param] = ()) -> None:
+        self._params: dict[str, Param] = {}
+        self._listeners: dict[str, list[Callable[[Any], None]]] = {}
+        self.config_file: str | None = None
+        self._file_lines: list[str] = []
+        for p in list(PARAMS) + list(params):
+            self.add(p)
+
+    def add(self, param: Param) -> None:
+        """Register a parameter (families with settings of their own call this)."""
+        self._params[param.name] = param
+        for alias in param.aliases:
+            self._params[alias] = param
+        value = param.default
+        setattr(self, param.attr, value.copy() if hasattr(value, "copy") else value)
+
+    def on_change(self, name: str, fn: Callable[[Any], None]) -> None:
+        """Call ``fn(new_value)`` after ``name`` changes (applies a setting at run time)."""
+        self._listeners.setdefault(name, []).append(fn)
+
+    def param(self, name: str) -> Param | None:
+        return self._params.get(name.lower())
+
+    def names(self) -> list[str]:
+        return sorted({p.name for p in self._params.values()})
+
+    def get_bytes(self, name: str) -> bytes:
+        p = self._params[name]
+        return p.to_bytes(getattr(self, p.attr))
+
+    def get_matching(self, patterns: Iterable[bytes]) -> dict[bytes, bytes]:
+        """CONFIG GET: every parameter matching any glob pattern (aliases included)."""
+        out: dict[bytes, bytes] = {}
+        for pat in patterns:
+            text = pat.decode(errors="replace").lower()
+            for name, p in self._params.items():
+                if (name == text or fnmatch.fnmatchcase(name, text)) and name.encode() not in out:
+                    out[name.encode()] = p.to_bytes(getattr(self, p.attr))
+        return out
+
+    def set_many(self, pairs: list[tuple[bytes, list[bytes]]], *, at_start: bool = False,
+                 protected_ok: bool = False) -> None:
+        """Apply several settings atomically: all are validated before any changes."""
+        staged: list[tuple[Param, Any]] = []
+        seen: set[str] = set()
+        for raw_name, args in pairs:
+            name = raw_name.decode(errors="replace").lower()
+            p = self._params.get(name)
+            if p is None:
+                raise ConfigError(f"Unknown option or number of arguments for CONFIG SET - '{name}'")
+            if p.name in seen:
+                raise ConfigError(f"duplicate parameter - '{name}'")
+            seen.add(p.name)
+            if not at_start:
+                if p.flags & IMMUTABLE:
+                    raise ConfigError(f"CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config")
+                if p.flags & PROTECTED and not protected_ok:
+                    raise ConfigError(f"CONFIG SET failed (possibly related to argument '{name}') - can't set protected config")
+            try:
+                staged.append((p, p.convert(args)))
+            except ConfigError as e:
+                if at_start:
+                    raise
+                raise ConfigError(f"CONFIG SET failed (possibly related to argument '{name}') - {e}") from None
+        for p, value in staged:
+            setattr(self, p.attr, value)
+        if not at_start:
+            for p, value in staged:
+                for fn in self._listeners.get(p.name, ()):
+                    fn(value)
+
+    # -- files and the command line --------------------------------------------------------
+
+    def load_file(self, path: str) -> None:
+        self.config_file = os.path.abspath(path)
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            self._file_lines = f.read().splitlines()
+        self.load_text(self._file_lines)
+
+    def load_text(self, lines: list[str]) -> None:
+        for lineno, line in enumerate(lines, 1):
+            stripped = line.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            args = split_inline_args(stripped.encode(errors="surrogateescape"))
+            if args is None:
+                raise ConfigError(_fatal(lineno, line, "Unbalanced quotes in configuration line"))
+            if not args:
+                continue
+            try:
+                self.set_many([(args[0], args[1:])], at_start=True)
+            except ConfigError as e:
+                msg = str(e)
+                if msg.startswith("Unknown option"):
+                    msg = "Bad directive or wrong number of arguments"
+                raise ConfigError(_fatal(lineno, line, msg)) from None
+
+    def load_argv(self, argv: list[str]) -> None:
+        """``--port 7000 --save ""``: each ``--name`` starts a directive, as redis-server."""
+        lines: list[str] = []
+        for arg in argv:
+            if arg.startswith("--") and len(arg) > 2:
+                lines.append(arg[2:])
+            elif lines:
+                quoted = '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                lines[-1] += " " + quoted
+            else:
+                raise ConfigError(f"Invalid argument '{arg}': expected --name value")
+        self.load_text(lines)
+
+    def rewrite(self) -> None:
+        """CONFIG REWRITE: update the file's directives in place, append changed ones."""
+        if not self.config_file:
+            raise ConfigError("The server is running without a config file")
+        done: set[str] = set()
+        out: list[str] = []
+        for line in self._file_lines:
+            words = line.strip().split(None, 1)
+            p = self._params.get(words[0].lower()) if words and not words[0].startswith("#") else None
+            if p is None:
+                out.append(line)
+                continue
+            if p.name in done:
+                continue
+            done.add(p.name)
+            out.append(f"{p.name} {self._quoted(p)}")
+        for name in self.names():
+            p = self._params[name]
+            if name not in done and name == p.name and getattr(self, p.attr) != p.default:
+                out.append(f"{p.name} {self._quoted(p)}")
+        tmp = self.config_file + ".tmp"
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write("\n".join(out) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.config_file)
+        self._file_lines = out
+
+    def _quoted(self, p: Param) -> str:
+        text = p.to_bytes(getattr(self, p.attr)).decode(errors="surrogateescape")
+        if p.kind == "special" and text:
+            return text
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"' if (not text or " " in text) else text
+
+
+def _fatal(lineno: int, line: str, reason: str) -> str:
+    return (
+        "\n*** FATAL CONFIG FILE ERROR (Sluice) ***\n"
+        f"Reading the configuration file, at line {lineno}\n"
+        f">>> '{line.strip()}'\n{reason}"
+    )

@@ -1,0 +1,124 @@
+"""The asyncio side of one client connection (an ``asyncio.Protocol``).
+
+``data_received`` only feeds the client's reader and runs what is complete, then calls
+``Server.before_return()`` so replies go out in one write. Flow control: when the transport's
+buffer passes its high-water mark we stop reading from this client until it drains, so a
+client that never reads its replies cannot grow our memory without bound; the hard output
+buffer limit of its class closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+from typing import TYPE_CHECKING
+
+from sluice.commands.errors import MAX_CLIENTS
+
+if TYPE_CHECKING:
+    from .app import Server
+    from .client import Client
+
+log = logging.getLogger("sluice")
+
+_LOCAL = ("127.0.0.1", "::1")
+PROTECTED_MODE_DENIED = (
+    b"-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    b"password is set for the default user. In this mode connections are only accepted from "
+    b"the loopback interface. If you want to connect from external computers to Redis you may "
+    b"adopt one of the following solutions: 1) Just disable protected mode sending the command "
+    b"'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from "
+    b"the same host the server is running, however MAKE SURE Redis is not publicly accessible "
+    b"from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) "
+    b"Alternatively you can just disable the protected mode by editing the Redis configuration "
+    b"file, and setting the protected mode option to 'no', and then restarting the server. 3) "
+    b"If you started the server manually just for testing, restart it with the "
+    b"'--protected-mode no' option. 4) Set up an authentication password for the default user. "
+    b"NOTE: You only need to do one of the above things in order for the server to start "
+    b"accepting connections from the outside.\r\n"
+)
+
+
+def _fmt_addr(addr: object) -> str:
+    if isinstance(addr, tuple) and len(addr) >= 2:
+        return f"{addr[0]}:{addr[1]}"
+    return str(addr or "/unix")
+
+
+class ClientProtocol(asyncio.Protocol):
+    __slots__ = ("server", "client", "transport")
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.client: Client | None = None
+        self.transport: asyncio.Transport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop transports do not subclass asyncio.Transport; duck typing it is.
+        server = self.server
+        self.transport = transport  # type: ignore[assignment]
+        peer = transport.get_extra_info("peername")
+        sock = transport.get_extra_info("socket")
+        if len(server.clients) >= server.config.maxclients:
+            server.stats["rejected_connections"] += 1
+            transport.write(b"-" + MAX_CLIENTS.encode() + b"\r\n")
+            transport.close()
+            return
+        host = peer[0] if isinstance(peer, tuple) else None
+        if (server.config.protected_mode and not server.auth_required()
+                and host is not None and host not in _LOCAL):
+            log.warning("Denied connection from %s: protected mode", host)
+            transport.write(PROTECTED_MODE_DENIED)
+            transport.close()
+            return
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if server.config.tcp_keepalive:
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            except OSError:
+                pass
+        client = server.new_client(transport)
+        client.addr = _fmt_addr(peer)
+        client.laddr = _fmt_addr(transport.get_extra_info("sockname"))
+        self.client = client
+        transport.set_write_buffer_limits(high=256 * 1024)
+
+    def data_received(self, data: bytes) -> None:
+        client = self.client
+        if client is None or client.closing:
+            return
+        client.reader.feed(data)
+        client.last_ms = time.time_ns() // 1_000_000
+        server = self.server
+        server.stats["total_net_input_bytes"] += len(data)
+        if client.bstate is None:
+            server.process_input(client)
+        server.before_return()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        client = self.client
+        if client is not None:
+            self.server.unlink_client(client)
+            self.server.before_return()
+
+    def pause_writing(self) -> None:
+        """The transport buffer is full: stop reading this client until it drains."""
+        client = self.client
+        if client is None or self.transport is None:
+            return
+        hard = self.server.config.client_output_buffer_limit[client.kind][0]
+        if hard and self.transport.get_write_buffer_size() > hard:
+            log.warning("Client %s closed for overcoming of output buffer limits.", client.addr)
+            self.server.close_client(client)
+            return
+        client.paused_reading = True
+        self.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        client = self.client
+        if client is not None and client.paused_reading and self.transport is not None:
+            client.paused_reading = False
+            self.transport.resume_reading()

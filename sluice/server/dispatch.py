@@ -1,0 +1,163 @@
+"""The one choke point every command passes through (Redis's ``processCommand`` + ``call``).
+
+``process_command`` runs the checks in Redis's order (lookup, arity, auth, ACL, MULTI queueing)
+and writes the reply; ``call`` executes a handler and keeps the books (command stats, error
+stats, slowlog, dirty counter, AOF propagation, MONITOR). EXEC and re-run blocked commands use
+``call`` directly.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from sluice.commands.args import Args
+from sluice.commands.errors import (
+    EXECABORT,
+    NOAUTH,
+    CommandError,
+    unknown_command,
+    unknown_subcommand,
+    wrong_arity,
+)
+from sluice.commands.spec import Cmd, F
+from sluice.protocol import NULL_ARRAY, QUEUED, ErrorReply
+from sluice.storage.keyspace import WrongTypeError
+
+from .client import BLOCKED, Client
+
+if TYPE_CHECKING:
+    from .app import Server
+
+_perf_ns = time.perf_counter_ns
+# Commands that run at once inside MULTI instead of being queued.
+_MULTI_IMMEDIATE = frozenset((b"exec", b"discard", b"multi", b"watch", b"quit", b"reset"))
+
+
+def lookup(table: dict[bytes, Cmd], argv: list[bytes]) -> Cmd | CommandError:
+    """The table entry for ``argv`` (subcommands resolved), or the error to reply."""
+    cmd = table.get(argv[0])
+    if cmd is None:
+        cmd = table.get(argv[0].lower())
+        if cmd is None:
+            return unknown_command(argv)
+    if cmd.subcommands and len(argv) >= 2:
+        sub = cmd.subcommands.get(argv[1].lower())
+        if sub is None:
+            return unknown_subcommand(argv[1], cmd.name)
+        cmd = sub
+    arity = cmd.arity
+    n = len(argv)
+    if (arity > 0 and n != arity) or n < -arity:
+        return wrong_arity(cmd.name)
+    return cmd
+
+
+def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
+    """Run one request from a client and queue its reply."""
+    try:
+        cmd = lookup(server.table, argv)
+    except AttributeError:  # a non-bulk element (``:1``) where a command name was expected
+        client.add_reply(ErrorReply(b"ERR Protocol error: expected '$', got something else"))
+        client.closing = True
+        return
+    if type(cmd) is CommandError:
+        reject(server, client, cmd, None)
+        return
+    assert isinstance(cmd, Cmd)
+    if not client.authenticated and not cmd.flags & F.NO_AUTH:
+        reject(server, client, CommandError(NOAUTH), cmd)
+        return
+    acl = server.acl
+    if acl is not None:
+        denied = acl.check(client, cmd, argv)
+        if denied is not None:
+            reject(server, client, denied, cmd)
+            return
+    if client.multi is not None and argv[0].lower() not in _MULTI_IMMEDIATE:
+        if cmd.flags & F.NO_MULTI:
+            reject(server, client, CommandError("ERR Command not allowed inside a transaction"), cmd)
+            return
+        client.multi.append((cmd, argv))
+        client.add_reply(QUEUED)
+        return
+    reply = call(server, client, cmd, argv)
+    if reply is not BLOCKED:
+        client.add_reply(reply)
+
+
+def reject(server: Server, client: Client, err: CommandError, cmd: Cmd | None) -> None:
+    """A command refused before it ran: reply, count, and poison a pending MULTI."""
+    if client.multi is not None:
+        client.multi_error = True
+    if cmd is not None:
+        cmd.rejected_calls += 1
+    server.count_error(err.message)
+    client.add_reply(err.reply)
+
+
+def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes]) -> Any:
+    """Execute ``cmd``; returns its reply (or ``BLOCKED``). Never raises for command errors."""
+    client.argv = argv
+    client.cmd = cmd
+    client.propagate_argv = None
+    dirty = server.dirty
+    start = _perf_ns()
+    try:
+        reply = cmd.handler(client, Args(argv, 2 if cmd.parent else 1))  # type: ignore[misc]
+    except CommandError as e:
+        reply = e.reply
+    except WrongTypeError as e:
+        reply = ErrorReply(str(e).encode())
+    except (TypeError, AttributeError) as e:
+        if any(type(a) is not bytes for a in argv):
+            reply = ErrorReply(b"ERR Protocol error: expected '$', got something else")
+            client.closing = True
+        else:
+            reply = server.internal_error(cmd, e)
+    except Exception as e:  # noqa: BLE001 - a bug must never take the server down
+        reply = server.internal_error(cmd, e)
+    duration = (_perf_ns() - start) // 1000
+    cmd.calls += 1
+    cmd.usec += duration
+    if type(reply) is ErrorReply:
+        cmd.failed_calls += 1
+        server.count_error(reply)
+    if duration >= server.config.slowlog_log_slower_than >= 0:
+        server.slowlog_add(client, argv, duration)
+    if server.dirty != dirty and server.aof is not None:
+        server.aof.feed(client.db.id, client.propagate_argv or [argv])
+    if server.monitors and not cmd.flags & (F.SKIP_MONITOR | F.ADMIN):
+        server.feed_monitors(client, argv)
+    return reply
+
+
+def exec_queued(server: Server, client: Client) -> Any:
+    """EXEC: run the queued commands, or abort (queue errors) / fail (WATCH)."""
+    queued = client.multi or []
+    error = client.multi_error
+    dirty_cas = client.dirty_cas or server.watched_expired(client)
+    client.multi = None
+    client.multi_error = False
+    server.unwatch_all(client)
+    if error:
+        return ErrorReply(EXECABORT.encode())
+    if dirty_cas:
+        return NULL_ARRAY  # a WATCHed key changed
+    replies = []
+    client.in_exec = True
+    try:
+        if server.aof is not None and any(c.flags & F.WRITE for c, _ in queued):
+            server.aof.begin_multi(client.db.id)
+        for cmd, argv in queued:
+            if server.acl is not None:
+                denied = server.acl.check(client, cmd, argv)
+                if denied is not None:
+                    replies.append(denied.reply)
+                    continue
+            replies.append(call(server, client, cmd, argv))
+        if server.aof is not None:
+            server.aof.end_multi()
+    finally:
+        client.in_exec = False
+    return replies

@@ -1,0 +1,1 @@
+"""Keyspace, value types, and (later) the AOF and snapshot files. Pure data: no RESP, no asyncio."""

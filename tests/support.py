@@ -1,0 +1,229 @@
+"""Test support: Sluice in a thread or a subprocess, a reference redis-server, waiting on state.
+
+No fixed ports: a socket bound to port 0 is handed to the in-process server; subprocesses get
+a port picked the same way. Every process started here is stopped by its fixture.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import redis
+
+from sluice.server.app import Server
+from sluice.server.config import Config
+
+REDIS_SERVER = shutil.which("redis-server") or ""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, what: str = "condition") -> Any:
+    """Poll server state until ``predicate()`` is truthy (state, not time, is what we wait on)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.002)
+
+
+def wait_blocked(r: redis.Redis, n: int, timeout: float = 10.0) -> None:
+    """Wait until INFO clients reports ``blocked_clients == n``."""
+    wait_until(lambda: r.info("clients")["blocked_clients"] == n, timeout, f"{n} blocked clients")
+
+
+class ThreadedServer:
+    """A Sluice server running its own event loop in a daemon thread."""
+
+    def __init__(self, config_lines: list[str] | None = None, clock: Any = None) -> None:
+        self.config = Config()
+        self.config.load_text(["save \"\"", *(config_lines or [])])
+        self.server: Server | None = None
+        self.clock = clock
+        self.port = 0
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="sluice-test-server", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as e:  # noqa: BLE001
+            self._error = e
+            self._ready.set()
+
+    async def _main(self) -> None:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        self.server = Server(self.config, self.clock)
+        await self.server.start(sock=sock)
+        self.port = self.server.port
+        self._ready.set()
+        try:
+            await self.server.serve_forever()
+        finally:
+            await self.server.shutdown()
+
+    def start(self) -> ThreadedServer:
+        self._thread.start()
+        self._ready.wait(10)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def call(self, fn: Callable[[], Any]) -> Any:
+        """Run ``fn`` on the server's loop thread and return its result (safe inspection)."""
+        assert self.server is not None
+        fut: Any = asyncio.run_coroutine_threadsafe(_as_coro(fn), self.server.loop)
+        return fut.result(10)
+
+    def stop(self) -> None:
+        if self.server is not None and self.server.loop is not None:
+            with contextlib.suppress(RuntimeError):
+                self.server.loop.call_soon_threadsafe(self.server.request_shutdown)
+        self._thread.join(10)
+
+    def client(self, **kw: Any) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, **kw)
+
+
+async def _as_coro(fn: Callable[[], Any]) -> Any:
+    return fn()
+
+
+class ProcessServer:
+    """A server in a subprocess: ``kind`` is ``sluice`` or ``redis`` (the reference)."""
+
+    def __init__(self, kind: str = "sluice", args: list[str] | None = None,
+                 cwd: str | None = None) -> None:
+        self.kind = kind
+        self.port = free_port()
+        self.args = args or []
+        self.cwd = cwd
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 15.0) -> ProcessServer:
+        if self.kind == "redis":
+            cmd = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+                   "--save", "", "--appendonly", "no", *self.args]
+        else:
+            cmd = [sys.executable, "-m", "sluice.server", "--port", str(self.port),
+                   "--bind", "127.0.0.1", "--save", "", *self.args]
+        self.proc = subprocess.Popen(cmd, cwd=self.cwd, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                raise RuntimeError(f"{self.kind} server exited at start: {err}")
+            try:
+                if redis.Redis(port=self.port, socket_timeout=1).ping():
+                    return self
+            except redis.ConnectionError:
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TimeoutError(f"{self.kind} server did not start")
+            time.sleep(0.02)
+
+    def client(self, **kw: Any) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, **kw)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        if self.proc is not None and self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+@contextlib.contextmanager
+def running(server: ThreadedServer | ProcessServer) -> Iterator[Any]:
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def require_redis_server() -> str:
+    """Path of the reference redis-server: a failure under CI, a skip elsewhere."""
+    import pytest
+
+    if REDIS_SERVER:
+        return REDIS_SERVER
+    if os.environ.get("CI") == "true":
+        pytest.fail("redis-server is required for differential tests under CI (make test installs it)")
+    pytest.skip("redis-server not installed (make test installs it)")
+    return ""
+
+
+class RawClient:
+    """A byte-level client: sends one command, returns the reply's exact bytes.
+
+    Differential tests compare these bytes between Sluice and redis-server, so reply types
+    (simple vs bulk string, null bulk vs null array, RESP3 maps) are checked, not just values.
+    """
+
+    def __init__(self, port: int, protocol: int = 2) -> None:
+        import hiredis
+
+        self._hiredis = hiredis
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+        if protocol == 3:
+            self.call("HELLO", "3")
+
+    def send_raw(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def read_reply(self) -> bytes:
+        reader = self._hiredis.Reader()
+        raw = bytearray()
+        while True:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                return bytes(raw)
+            raw += chunk
+            reader.feed(chunk)
+            try:
+                got = reader.gets()
+            except self._hiredis.ProtocolError:
+                continue
+            if got is not False and not reader.has_data():
+                return bytes(raw)
+
+    def call(self, *args: Any) -> bytes:
+        parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
+        req = b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+        self.sock.sendall(req)
+        return self.read_reply()
+
+    def close(self) -> None:
+        self.sock.close()
