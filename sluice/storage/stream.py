@@ -1,0 +1,781 @@
+"""The stream value type: entries, trimming, tombstone bookkeeping, idempotent XADD.
+
+Role: the data side of every stream command. Methods take parsed arguments
+and return plain values (IDs as ints, entries as ``(id, [f1, v1, ...])``);
+they never build replies. Errors are :class:`StreamError` subclasses whose
+``str()`` is Redis's exact error text.
+
+Mirrors ``struct stream`` of Redis's ``stream.h`` and, in ``t_stream.c``:
+``streamAppendItem``, ``streamTrim``, ``streamDeleteItem``, ``streamGetEdgeID``,
+``streamRangeHasTombstones``, ``streamEstimateDistanceFromFirstEverEntry``,
+``streamReplyWithCGLag`` (lag only) and ``xsetidCommand``'s checks; the
+Redis 8.2 reference policies (KEEPREF / DELREF / ACKED of XADD, XTRIM,
+XDELEX, XACKDEL) and the Redis 8.6 idempotent production (IDMP / IDMPAUTO,
+XCFGSET) follow the redis.io documentation.
+
+Layout: entries live in :class:`~sluice.storage.stream_node.Node` objects
+(Redis's listpacks) kept in a list with a parallel list of their master IDs,
+so a lookup is a ``bisect`` over nodes and then over the node's IDs:
+O(log N). A node holds at most ``node_max_entries`` entries (tombstones
+included) and is closed when ``lp_bytes + new element bytes >=
+node_max_bytes``, exactly the rules of ``streamAppendItem``, so approximate
+trimming (which only drops whole nodes) matches Redis entry for entry.
+
+Invariants:
+- ``length`` is the number of live entries; tombstones stay inside nodes until
+  their node is dropped (a node goes away when its last live entry is
+  deleted with XDEL, or when trimming removes it whole).
+- ``last_id`` only grows, except through :meth:`set_id` (XSETID), which
+  Redis also only lets move forward past the last live entry.
+- ``first_id`` is the first live entry, ``0`` when the stream is empty.
+- ``max_deleted_entry_id`` is the largest ID deleted by XDEL-like commands;
+  trimming does not change it, as in Redis.
+
+Imports nothing outside ``sluice.storage``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+from collections import OrderedDict
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Literal
+
+from sluice.storage.stream_node import Node
+from sluice.storage.streamid import (
+    MAX_ID,
+    MAX_PART,
+    InvalidStreamID,
+    StreamError,
+    format_id,
+)
+
+if TYPE_CHECKING:
+    from sluice.storage.stream_group import ConsumerGroup
+
+__all__ = [
+    "ACKED",
+    "DEFAULT_NODE_MAX_BYTES",
+    "DEFAULT_NODE_MAX_ENTRIES",
+    "DELREF",
+    "KEEPREF",
+    "BusyGroupError",
+    "Entry",
+    "IdOverflowError",
+    "IdTooSmallError",
+    "IdZeroError",
+    "IdmpConfigError",
+    "InvalidStreamID",
+    "RefPolicy",
+    "Stream",
+    "StreamError",
+    "StreamExhaustedError",
+    "StreamTooLargeError",
+    "XDelExResult",
+    "XSetIdError",
+    "default_trim_limit",
+]
+
+DEFAULT_NODE_MAX_BYTES = 4096
+DEFAULT_NODE_MAX_ENTRIES = 100
+# Redis refuses entries whose field and value bytes add up to more (1 GB).
+_LISTPACK_MAX_SIZE = 1 << 30
+
+Entry = tuple[int, list[bytes]]
+"""A stream entry as returned to the command layer: ``(id, [f1, v1, f2, v2, ...])``."""
+
+RefPolicy = Literal["KEEPREF", "DELREF", "ACKED"]
+KEEPREF: RefPolicy = "KEEPREF"
+DELREF: RefPolicy = "DELREF"
+ACKED: RefPolicy = "ACKED"
+
+
+class XDelExResult:
+    """Per-ID result codes of XDELEX / XACKDEL (Redis 8.2)."""
+
+    NOT_FOUND = -1  # No such entry in the stream.
+    DELETED = 1  # Entry deleted (and, for XACKDEL, acknowledged).
+    REFERENCED = 2  # ACKED policy: kept because a group still needs it.
+
+
+class IdTooSmallError(StreamError):
+    def __init__(self) -> None:
+        super().__init__(
+            "ERR The ID specified in XADD is equal or smaller than the target stream top item"
+        )
+
+
+class IdZeroError(StreamError):
+    def __init__(self) -> None:
+        super().__init__("ERR The ID specified in XADD must be greater than 0-0")
+
+
+class StreamExhaustedError(StreamError):
+    def __init__(self) -> None:
+        super().__init__(
+            "ERR The stream has exhausted the last possible ID, unable to add more items"
+        )
+
+
+class StreamTooLargeError(StreamError):
+    def __init__(self) -> None:
+        super().__init__("ERR Elements are too large to be stored")
+
+
+class IdOverflowError(StreamError):
+    """An exclusive interval bound that cannot be moved (``(+`` style edge cases)."""
+
+    def __init__(self, which: Literal["start", "end"]) -> None:
+        super().__init__(f"ERR invalid {which} ID for the interval")
+
+
+class XSetIdError(StreamError):
+    """One of XSETID's validation failures; the message says which."""
+
+
+class BusyGroupError(StreamError):
+    def __init__(self) -> None:
+        super().__init__("BUSYGROUP Consumer Group name already exists")
+
+
+class IdmpConfigError(StreamError):
+    """XCFGSET value out of range (``ERR invalid duration`` / ``ERR invalid maxsize``)."""
+
+
+def default_trim_limit(node_max_entries: int) -> int:
+    """LIMIT used by ``~`` trimming when none is given: 100 nodes' worth, clamped as Redis does."""
+    limit = 100 * node_max_entries
+    if limit <= 0:
+        limit = 10000
+    return min(limit, 1000000)
+
+
+class Stream:
+    """A stream value (Redis's ``struct stream``) plus its idempotency state."""
+
+    __slots__ = (
+        "_nodes",
+        "_keys",
+        "length",
+        "last_id",
+        "first_id",
+        "max_deleted_entry_id",
+        "entries_added",
+        "groups",
+        "idmp_duration",
+        "idmp_maxsize",
+        "idmp_producers",
+        "iids_added",
+        "iids_duplicates",
+    )
+
+    _nodes: list[Node]  # The macro nodes in ID order (the radix tree's values).
+    _keys: list[int]  # master_id of each node, parallel to _nodes (the rax keys).
+    length: int  # Current number of live entries.
+    last_id: int  # Largest ID ever added (or set by XSETID); 0 if none yet.
+    first_id: int  # The first live entry, 0 if the stream is empty.
+    max_deleted_entry_id: int  # Largest ID deleted by XDEL/XDELEX/XACKDEL.
+    entries_added: int  # All-time count of entries added.
+    groups: dict[bytes, ConsumerGroup]  # Consumer groups by name (creation order).
+    idmp_duration: int  # IDMP-DURATION: seconds an idempotent ID is remembered.
+    idmp_maxsize: int  # IDMP-MAXSIZE: idempotent IDs remembered per producer.
+    # Producer ID -> (idempotent ID -> (entry ID, time added in ms)), oldest first.
+    idmp_producers: dict[bytes, OrderedDict[bytes, tuple[int, int]]]
+    iids_added: int  # Lifetime count of entries added with an idempotent ID.
+    iids_duplicates: int  # Lifetime count of XADDs refused as duplicates.
+
+    def __init__(self) -> None:
+        self._nodes = []
+        self._keys = []
+        self.length = 0
+        self.last_id = 0
+        self.first_id = 0
+        self.max_deleted_entry_id = 0
+        self.entries_added = 0
+        self.groups = {}
+        self.idmp_duration = 100
+        self.idmp_maxsize = 100
+        self.idmp_producers = {}
+        self.iids_added = 0
+        self.iids_duplicates = 0
+
+    def __len__(self) -> int:
+        return self.length
+
+    # ------------------------------------------------------------------ append
+
+    def append(
+        self,
+        id_spec: tuple[int, bool] | None,
+        fields: Sequence[bytes],
+        now_ms: int,
+        *,
+        node_max_bytes: int = DEFAULT_NODE_MAX_BYTES,
+        node_max_entries: int = DEFAULT_NODE_MAX_ENTRIES,
+        idmp: tuple[bytes, bytes] | None = None,
+    ) -> int:
+        """Add an entry and return its ID (XADD without the trimming).
+
+        ``id_spec`` is :func:`parse_xadd_id`'s result: None for ``*``,
+        ``(ms << 64, False)`` for ``<ms>-*``, ``(id, True)`` for an explicit
+        ID. ``fields`` is the flat ``[f1, v1, ...]`` list (non-empty, even).
+        ``idmp`` is ``(producer_id, idempotent_id)`` to record for IDMP /
+        IDMPAUTO once the entry is added (see :meth:`idmp_find`).
+        """
+        if id_spec is not None and id_spec[1] and id_spec[0] == 0:
+            raise IdZeroError()
+        last = self.last_id
+        if last == MAX_ID:
+            raise StreamExhaustedError()
+        if id_spec is None:
+            # streamNextID: the clock, unless it is behind the last ID's ms.
+            sid = now_ms << 64 if now_ms > (last >> 64) else last + 1
+        elif id_spec[1]:
+            sid = id_spec[0]
+        elif (last >> 64) == (id_spec[0] >> 64):
+            if last & MAX_PART == MAX_PART:
+                raise IdTooSmallError()  # the sequence would overflow
+            sid = last + 1
+        else:
+            sid = id_spec[0]
+        if sid <= last:
+            raise IdTooSmallError()
+        total = 0
+        for f in fields:
+            total += len(f)
+        if total > _LISTPACK_MAX_SIZE:
+            raise StreamTooLargeError()
+
+        nodes = self._nodes
+        node = nodes[-1] if nodes else None
+        if node is not None:
+            max_bytes = node_max_bytes
+            if max_bytes == 0 or max_bytes > _LISTPACK_MAX_SIZE:
+                max_bytes = _LISTPACK_MAX_SIZE
+            if node.lp_bytes + total >= max_bytes or (
+                node_max_entries and len(node) >= node_max_entries
+            ):
+                node = None
+        if node is None:
+            node = Node(sid, fields)
+            nodes.append(node)
+            self._keys.append(sid)
+        node.append(sid, fields)
+        self.length += 1
+        self.entries_added += 1
+        self.last_id = sid
+        if self.length == 1:
+            self.first_id = sid
+        if idmp is not None:
+            self._idmp_record(idmp[0], idmp[1], sid, now_ms)
+        return sid
+
+    # ------------------------------------------------------------------ lookup
+
+    def _locate(self, sid: int) -> tuple[int, int]:
+        """(node index, position) of the first stored ID >= sid (may be past the end)."""
+        k = bisect.bisect_right(self._keys, sid) - 1
+        if k < 0:
+            return 0, 0
+        i = self._nodes[k].index_ge(sid)
+        if i == len(self._nodes[k]):
+            return k + 1, 0
+        return k, i
+
+    def get(self, sid: int) -> list[bytes] | None:
+        """The fields of entry ``sid``, or None if it does not exist (or is deleted)."""
+        k = bisect.bisect_right(self._keys, sid) - 1
+        if k < 0:
+            return None
+        node = self._nodes[k]
+        i = node.index_ge(sid)
+        if i < len(node) and node.id_at(i) == sid:
+            return node.fields_at(i)
+        return None
+
+    def exists(self, sid: int) -> bool:
+        """True if ``sid`` is a live entry (streamEntryExists)."""
+        k = bisect.bisect_right(self._keys, sid) - 1
+        if k < 0:
+            return False
+        node = self._nodes[k]
+        i = node.index_ge(sid)
+        return i < len(node) and node.data[i] is not None and node.id_at(i) == sid
+
+    def range(self, start: int, end: int, count: int = 0, rev: bool = False) -> list[Entry]:
+        """Live entries with ``start <= id <= end``, ascending (or descending if rev).
+
+        ``count`` 0 means no limit. O(log N + M) plus skipped tombstones.
+        """
+        out: list[Entry] = []
+        if start > end or not self._nodes:
+            return out
+        nodes = self._nodes
+        if not rev:
+            k, i = self._locate(start)
+            while k < len(nodes):
+                node = nodes[k]
+                ms = node.ms
+                seq = node.seq
+                data = node.data
+                n = len(data)
+                while i < n:
+                    sid = (ms[i] << 64) | seq[i]
+                    if sid > end:
+                        return out
+                    if data[i] is not None:
+                        out.append((sid, node.fields_at(i)))  # type: ignore[arg-type]
+                        if count and len(out) >= count:
+                            return out
+                    i += 1
+                k += 1
+                i = 0
+            return out
+        k = bisect.bisect_right(self._keys, end) - 1
+        if k < 0:
+            return out
+        i = nodes[k].index_gt(end) - 1
+        while k >= 0:
+            node = nodes[k]
+            ms = node.ms
+            seq = node.seq
+            data = node.data
+            while i >= 0:
+                sid = (ms[i] << 64) | seq[i]
+                if sid < start:
+                    return out
+                if data[i] is not None:
+                    out.append((sid, node.fields_at(i)))  # type: ignore[arg-type]
+                    if count and len(out) >= count:
+                        return out
+                i -= 1
+            k -= 1
+            if k >= 0:
+                i = len(nodes[k]) - 1
+        return out
+
+    def iter_ids(self, start: int = 0) -> Iterator[int]:
+        """Live IDs >= start, ascending (lazy; used to walk the stream cheaply)."""
+        nodes = self._nodes
+        k, i = self._locate(start)
+        while k < len(nodes):
+            node = nodes[k]
+            data = node.data
+            for j in range(i, len(data)):
+                if data[j] is not None:
+                    yield node.id_at(j)
+            k += 1
+            i = 0
+
+    def first_entry(self) -> Entry | None:
+        """The first live entry, or None."""
+        r = self.range(0, MAX_ID, 1)
+        return r[0] if r else None
+
+    def last_entry(self) -> Entry | None:
+        """The last live entry, or None."""
+        r = self.range(0, MAX_ID, 1, rev=True)
+        return r[0] if r else None
+
+    def last_live_id(self) -> int:
+        """ID of the last live entry, 0 if empty (streamLastValidID)."""
+        for node in reversed(self._nodes):
+            data = node.data
+            for i in range(len(data) - 1, -1, -1):
+                if data[i] is not None:
+                    return node.id_at(i)
+        return 0
+
+    def _first_live_id(self) -> int:
+        """streamGetEdgeID(first, skip tombstones), with 0 instead of the max for empty."""
+        for node in self._nodes:
+            if node.live:
+                for i, d in enumerate(node.data):
+                    if d is not None:
+                        return node.id_at(i)
+        return 0
+
+    def first_stored_id(self) -> int:
+        """First ID kept in a node, tombstones included (what ``~`` MINID trims rewrite to)."""
+        return self._nodes[0].master_id if self._nodes else 0
+
+    # ----------------------------------------------------------- node walking
+
+    def iter_nodes(self) -> Iterator[Node]:
+        """The macro nodes in order, for persistence and XINFO STREAM FULL."""
+        return iter(self._nodes)
+
+    @property
+    def node_count(self) -> int:
+        """Number of macro nodes (``radix-tree-nodes`` is not the same thing)."""
+        return len(self._nodes)
+
+    # --------------------------------------------------------------- deleting
+
+    def _remove_node(self, k: int) -> None:
+        del self._nodes[k]
+        del self._keys[k]
+
+    def _delete_at(self, k: int, i: int) -> None:
+        """Delete live entry i of node k (streamIteratorRemoveEntry)."""
+        node = self._nodes[k]
+        if node.live == 1:
+            self._remove_node(k)  # its last live entry: the whole listpack goes
+        else:
+            node.mark_deleted(i)
+        self.length -= 1
+
+    def _delete_one(self, sid: int) -> bool:
+        k = bisect.bisect_right(self._keys, sid) - 1
+        if k < 0:
+            return False
+        node = self._nodes[k]
+        i = node.index_ge(sid)
+        if i == len(node) or node.data[i] is None or node.id_at(i) != sid:
+            return False
+        self._delete_at(k, i)
+        return True
+
+    def _after_deletes(self, deleted_first: bool) -> None:
+        if self.length == 0:
+            self.first_id = 0
+        elif deleted_first:
+            self.first_id = self._first_live_id()
+
+    def delete(self, ids: Sequence[int]) -> int:
+        """XDEL: delete the given IDs; returns how many existed."""
+        deleted = 0
+        first_gone = False
+        for sid in ids:
+            if self._delete_one(sid):
+                if sid == self.first_id:
+                    first_gone = True
+                if sid > self.max_deleted_entry_id:
+                    self.max_deleted_entry_id = sid
+                deleted += 1
+        if deleted:
+            self._after_deletes(first_gone)
+        return deleted
+
+    # ------------------------------------------------------ group references
+
+    def is_referenced(self, sid: int) -> bool:
+        """True if some group still needs ``sid``: it is pending there, or not yet delivered."""
+        return any(sid > g.last_id or sid in g.pel for g in self.groups.values())
+
+    def delete_refs(self, sid: int) -> None:
+        """Remove ``sid`` from the PEL of every group (DELREF)."""
+        for g in self.groups.values():
+            if sid in g.pel:
+                g.drop_pending(sid)
+
+    def _delete_refs_range(self, lo: int, hi: int) -> None:
+        for g in self.groups.values():
+            g.drop_pending_range(lo, hi)
+
+    def delete_ex(self, ids: Sequence[int], policy: RefPolicy = KEEPREF) -> list[int]:
+        """XDELEX: delete IDs under a reference policy; one XDelExResult code per ID."""
+        res: list[int] = []
+        deleted = 0
+        first_gone = False
+        for sid in ids:
+            if policy == ACKED and self.is_referenced(sid):
+                res.append(XDelExResult.REFERENCED if self.exists(sid) else XDelExResult.NOT_FOUND)
+                continue
+            if policy == DELREF:
+                self.delete_refs(sid)  # also drops dangling references to missing IDs
+            if self._delete_one(sid):
+                if sid == self.first_id:
+                    first_gone = True
+                if sid > self.max_deleted_entry_id:
+                    self.max_deleted_entry_id = sid
+                deleted += 1
+                res.append(XDelExResult.DELETED)
+            else:
+                res.append(XDelExResult.NOT_FOUND)
+        if deleted:
+            self._after_deletes(first_gone)
+        return res
+
+    def ack_delete(
+        self, group: ConsumerGroup, ids: Sequence[int], policy: RefPolicy = KEEPREF
+    ) -> list[int]:
+        """XACKDEL: acknowledge ``ids`` in ``group``, then delete them like XDELEX."""
+        for sid in ids:
+            if sid in group.pel:
+                group.drop_pending(sid)
+        return self.delete_ex(ids, policy)
+
+    # --------------------------------------------------------------- trimming
+
+    def trim(
+        self,
+        strategy: Literal["MAXLEN", "MINID"],
+        threshold: int,
+        approx: bool = False,
+        limit: int = 0,
+        ref_policy: RefPolicy = KEEPREF,
+    ) -> int:
+        """XTRIM / the trimming half of XADD (streamTrim); returns entries deleted.
+
+        ``threshold`` is the MAXLEN count or the MINID ID. ``limit`` caps the
+        entries deleted (0: no cap); the command layer passes
+        :func:`default_trim_limit` for ``~`` without LIMIT and 0 for ``=``.
+        With ``approx`` only whole nodes are dropped. Under ACKED, only the
+        entries the trim would remove anyway are candidates, and those some
+        group still needs are kept; under DELREF, removed entries are also
+        dropped from every group's PEL.
+        """
+        maxlen = threshold if strategy == "MAXLEN" else -1
+        minid = threshold if strategy == "MINID" else 0
+        by_len = strategy == "MAXLEN"
+        acked = ref_policy == ACKED and bool(self.groups)
+        delref = ref_policy == DELREF and bool(self.groups)
+        nodes = self._nodes
+        deleted = 0
+        while nodes:
+            if by_len and self.length <= maxlen:
+                break
+            node = nodes[0]
+            entries = node.live
+            if limit and deleted + entries > limit:
+                break
+            # For MINID the node's last ID counts even if it is a tombstone, as in Redis.
+            remove_node = self.length - entries >= maxlen if by_len else node.last_id < minid
+            if remove_node and acked:
+                remove_node = not any(self.is_referenced(s) for s in node.live_ids())
+            if remove_node:
+                if delref:
+                    self._delete_refs_range(node.master_id, node.last_id)
+                self._remove_node(0)
+                self.length -= entries
+                deleted += entries
+                continue
+            if approx:
+                break
+            if acked:
+                deleted += self._trim_acked(by_len, maxlen, minid, limit - deleted if limit else 0)
+                break
+            # Mark single entries of this node deleted, then stop: what is left
+            # after this node is already within the threshold.
+            data = node.data
+            for i in range(len(data)):
+                sid = node.id_at(i)
+                if (self.length <= maxlen) if by_len else (sid >= minid):
+                    break
+                if data[i] is not None:
+                    node.mark_deleted(i)
+                    self.length -= 1
+                    deleted += 1
+                    if delref:
+                        self.delete_refs(sid)
+            break
+        if self.length == 0:
+            self.first_id = 0
+        elif deleted:
+            self.first_id = self._first_live_id()
+        return deleted
+
+    def _trim_acked(self, by_len: bool, maxlen: int, minid: int, limit: int) -> int:
+        """Exact ACKED trimming from the head node on: delete unreferenced candidates."""
+        budget = self.length - maxlen if by_len else -1  # candidates left (MAXLEN)
+        deleted = 0
+        kept_before = False
+        k = 0
+        while k < len(self._nodes) and (budget != 0):
+            node = self._nodes[k]
+            removed_node = False
+            for i in range(len(node)):
+                if node.data[i] is None:
+                    continue
+                sid = node.id_at(i)
+                if by_len:
+                    if budget == 0:
+                        break
+                    budget -= 1
+                elif sid >= minid:
+                    budget = 0
+                    break
+                if limit and deleted >= limit:
+                    budget = 0
+                    break
+                if self.is_referenced(sid):
+                    kept_before = True
+                    continue
+                if kept_before and sid > self.max_deleted_entry_id:
+                    # A hole behind a kept entry: later lag math must see it.
+                    self.max_deleted_entry_id = sid
+                deleted += 1
+                if node.live == 1:
+                    self._delete_at(k, i)
+                    removed_node = True
+                    break
+                self._delete_at(k, i)
+            if not removed_node:
+                k += 1
+        return deleted
+
+    # ------------------------------------------------------ entries-read / lag
+
+    def range_has_tombstones(self, start: int | None, end: int | None) -> bool:
+        """streamRangeHasTombstones: might ``[start, end]`` contain a deleted entry?"""
+        if not self.length or not self.max_deleted_entry_id:
+            return False
+        lo = 0 if start is None else start
+        hi = MAX_ID if end is None else end
+        return lo <= self.max_deleted_entry_id <= hi
+
+    def estimate_distance(self, sid: int) -> int:
+        """streamEstimateDistanceFromFirstEverEntry: the entries-read value of ``sid``, or -1."""
+        if not self.entries_added:
+            return 0
+        if not self.length and sid <= self.last_id:
+            return self.entries_added
+        if sid and sid < self.max_deleted_entry_id:
+            return -1
+        if sid == self.last_id:
+            return self.entries_added
+        if sid > self.last_id:
+            return -1
+        if not self.max_deleted_entry_id or self.max_deleted_entry_id < self.first_id:
+            if sid < self.first_id:
+                return self.entries_added - self.length
+            if sid == self.first_id:
+                return self.entries_added - self.length + 1
+        return -1
+
+    def group_lag(self, group: ConsumerGroup) -> int | None:
+        """A group's lag as XINFO reports it (streamReplyWithCGLag); None when unknown."""
+        if not self.entries_added or not self.length:
+            return 0
+        if group.last_id < self.first_id and self.max_deleted_entry_id < self.first_id:
+            return self.length
+        if group.entries_read != -1 and not self.range_has_tombstones(group.last_id, None):
+            return self.entries_added - group.entries_read
+        read = self.estimate_distance(group.last_id)
+        return None if read == -1 else self.entries_added - read
+
+    # ------------------------------------------------------------------ XSETID
+
+    def set_id(self, last_id: int, entries_added: int = -1, max_deleted_id: int = 0) -> None:
+        """XSETID with its checks, in Redis's order; raises XSetIdError."""
+        if max_deleted_id and last_id < max_deleted_id:
+            raise XSetIdError(
+                "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+            )
+        if entries_added < -1:
+            raise XSetIdError("ERR entries_added must be positive")
+        if last_id < self.max_deleted_entry_id:
+            raise XSetIdError(
+                "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id"
+            )
+        if self.length > 0:
+            if last_id < self.last_live_id():
+                raise XSetIdError(
+                    "ERR The ID specified in XSETID is smaller than the target stream top item"
+                )
+            if entries_added != -1 and self.length > entries_added:
+                raise XSetIdError(
+                    "ERR The entries_added specified in XSETID is smaller than the target "
+                    "stream length"
+                )
+        self.last_id = last_id
+        if entries_added != -1:
+            self.entries_added = entries_added
+        if max_deleted_id:
+            self.max_deleted_entry_id = max_deleted_id
+
+    # ---------------------------------------------------------------- groups
+
+    def create_group(self, name: bytes, last_id: int, entries_read: int = -1) -> ConsumerGroup:
+        """XGROUP CREATE (the caller resolves ``$`` to ``last_id``); BusyGroupError if it exists."""
+        from sluice.storage.stream_group import ConsumerGroup
+
+        if name in self.groups:
+            raise BusyGroupError()
+        g = ConsumerGroup(self, name, last_id, entries_read)
+        self.groups[name] = g
+        return g
+
+    def destroy_group(self, name: bytes) -> bool:
+        """XGROUP DESTROY; True if the group existed."""
+        return self.groups.pop(name, None) is not None
+
+    def groups_in_order(self) -> list[ConsumerGroup]:
+        """Groups in Redis's reply order (its rax sorts names bytewise)."""
+        return [self.groups[n] for n in sorted(self.groups)]
+
+    # ------------------------------------------------------------------ IDMP
+
+    def configure_idmp(self, duration: int | None = None, maxsize: int | None = None) -> None:
+        """XCFGSET: set IDMP-DURATION (1..86400 s) / IDMP-MAXSIZE (1..10000).
+
+        Changing a value clears every producer's history, as documented.
+        """
+        if duration is not None and not 1 <= duration <= 86400:
+            raise IdmpConfigError("ERR invalid duration")
+        if maxsize is not None and not 1 <= maxsize <= 10000:
+            raise IdmpConfigError("ERR invalid maxsize")
+        new_d = self.idmp_duration if duration is None else duration
+        new_m = self.idmp_maxsize if maxsize is None else maxsize
+        if (new_d, new_m) != (self.idmp_duration, self.idmp_maxsize):
+            self.idmp_producers.clear()
+        self.idmp_duration = new_d
+        self.idmp_maxsize = new_m
+
+    @staticmethod
+    def idmp_auto_iid(fields: Sequence[bytes]) -> bytes:
+        """IDMPAUTO's content-derived idempotent ID (same fields and values, same ID)."""
+        h = hashlib.blake2b(digest_size=16)
+        for f in fields:
+            h.update(len(f).to_bytes(8, "little"))
+            h.update(f)
+        return h.digest()
+
+    def _idmp_expire(self, pid: bytes, now_ms: int) -> OrderedDict[bytes, tuple[int, int]] | None:
+        hist = self.idmp_producers.get(pid)
+        if hist is None:
+            return None
+        horizon = now_ms - self.idmp_duration * 1000
+        while hist:
+            first = next(iter(hist.values()))
+            if first[1] > horizon:
+                break
+            hist.popitem(last=False)
+        if not hist:
+            del self.idmp_producers[pid]
+            return None
+        return hist
+
+    def idmp_find(self, pid: bytes, iid: bytes, now_ms: int) -> int | None:
+        """The entry ID an earlier XADD recorded for (pid, iid), or None; counts duplicates."""
+        hist = self._idmp_expire(pid, now_ms)
+        if hist is None:
+            return None
+        rec = hist.get(iid)
+        if rec is None:
+            return None
+        self.iids_duplicates += 1
+        return rec[0]
+
+    def _idmp_record(self, pid: bytes, iid: bytes, sid: int, now_ms: int) -> None:
+        hist = self._idmp_expire(pid, now_ms)
+        if hist is None:
+            hist = self.idmp_producers[pid] = OrderedDict()
+        while len(hist) >= self.idmp_maxsize:
+            hist.popitem(last=False)
+        hist[iid] = (sid, now_ms)
+        self.iids_added += 1
+
+    def idmp_stats(self, now_ms: int) -> tuple[int, int]:
+        """``(pids-tracked, iids-tracked)`` after expiring old idempotent IDs."""
+        for pid in list(self.idmp_producers):
+            self._idmp_expire(pid, now_ms)
+        return len(self.idmp_producers), sum(len(h) for h in self.idmp_producers.values())
+
+    def __repr__(self) -> str:
+        return (
+            f"<Stream length={self.length} last_id={format_id(self.last_id).decode()} "
+            f"nodes={len(self._nodes)} groups={len(self.groups)}>"
+        )

@@ -1,0 +1,442 @@
+"""Consumer groups, consumers and pending entries of a stream.
+
+Role: the data side of XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM and
+XGROUP. Methods take parsed arguments and the current time (an injectable
+clock: callers pass ``now`` in ms) and return plain values.
+
+Mirrors ``streamCG``, ``streamConsumer`` and ``streamNACK`` of Redis's
+``stream.h`` and, in ``t_stream.c``: ``streamReplyWithRange`` (group
+delivery, entries_read bookkeeping), ``streamReplyWithRangeFromConsumerPEL``,
+``xackCommand``, ``xpendingCommand``, ``xclaimCommand``,
+``xautoclaimCommand``, ``streamCreateConsumer`` and ``streamDelConsumer``.
+XREADGROUP's ``CLAIM min-idle-time`` (Redis 8.4) follows the redis.io
+documentation.
+
+Invariants:
+- A :class:`PendingEntry` is shared by the group PEL and its consumer's PEL,
+  as Redis shares the ``streamNACK``: ``group.pel[id] is
+  entry.consumer.pel[id]`` for every pending ID.
+- PELs are ``SortedDict``s keyed by ID: lookups O(log P), range scans
+  proportional to what they visit.
+- ``_by_time`` (built the first time XREADGROUP CLAIM is used on the group,
+  then kept in step) holds ``(delivery_time + 2**63) << 128 | id`` for every
+  pending entry, so the most idle entries come first.
+- ``entries_read`` is -1 when unknown (Redis's SCG_INVALID_ENTRIES_READ) and
+  follows Redis 7.2+ (7.0 differs for XGROUP CREATE/SETID ... ENTRIESREAD).
+
+Imports nothing outside ``sluice.storage`` (and sortedcontainers).
+"""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import TYPE_CHECKING
+
+from sortedcontainers import SortedDict, SortedList  # type: ignore[import-untyped]
+
+from sluice.storage.streamid import MAX_ID
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from sluice.storage.stream import Entry, Stream
+
+__all__ = ["ConsumerGroup", "Consumer", "PendingEntry", "PendingInfo", "ClaimedEntry"]
+
+_TIME_BIAS = 1 << 63
+
+PendingInfo = tuple[int, bytes, int, int]
+"""An XPENDING row: ``(id, consumer name, idle ms, delivery count)``."""
+
+ClaimedEntry = tuple[int, list[bytes], int, int]
+"""An entry claimed by XREADGROUP CLAIM: ``(id, fields, idle ms, earlier deliveries)``."""
+
+
+class PendingEntry:
+    """A delivered, not yet acknowledged entry (Redis's ``streamNACK``)."""
+
+    __slots__ = ("delivery_time", "delivery_count", "consumer")
+
+    delivery_time: int  # Last time (ms) this entry was delivered.
+    delivery_count: int  # Number of times it was delivered.
+    consumer: Consumer | None  # Consumer it was last delivered to (None only mid-FORCE).
+
+    def __init__(self, consumer: Consumer | None, now: int) -> None:
+        self.delivery_time = now
+        self.delivery_count = 1
+        self.consumer = consumer
+
+
+class Consumer:
+    """A consumer of a group (Redis's ``streamConsumer``)."""
+
+    __slots__ = ("name", "seen_time", "active_time", "pel")
+
+    name: bytes  # Consumer name, case sensitive.
+    seen_time: int  # Last time it tried to read or claim (ms).
+    active_time: int  # Last time a read or claim succeeded (ms); -1 if never.
+    pel: SortedDict  # ID -> PendingEntry for the entries it owns, shared with the group PEL.
+
+    def __init__(self, name: bytes, now: int) -> None:
+        self.name = name
+        self.seen_time = now
+        self.active_time = -1
+        self.pel = SortedDict()
+
+
+class ConsumerGroup:
+    """A consumer group (Redis's ``streamCG``)."""
+
+    __slots__ = ("stream", "name", "last_id", "entries_read", "pel", "consumers", "_by_time")
+
+    stream: Stream  # The stream the group belongs to.
+    name: bytes  # Group name.
+    last_id: int  # Last delivered ID: ``>`` reads serve IDs greater than this.
+    entries_read: int  # Logical read counter of last_id; -1 when unknown.
+    pel: SortedDict  # ID -> PendingEntry: delivered (without NOACK) and not acknowledged.
+    consumers: dict[bytes, Consumer]  # Consumers by name (creation order).
+    _by_time: SortedList | None  # Idle-order index of the PEL, built on first CLAIM use.
+
+    def __init__(self, stream: Stream, name: bytes, last_id: int, entries_read: int) -> None:
+        self.stream = stream
+        self.name = name
+        self.last_id = last_id
+        self.entries_read = entries_read
+        self.pel = SortedDict()
+        self.consumers = {}
+        self._by_time = None
+
+    # ------------------------------------------------------------ PEL plumbing
+
+    def _time_key(self, sid: int, pe: PendingEntry) -> int:
+        return ((pe.delivery_time + _TIME_BIAS) << 128) | sid
+
+    def _pel_add(self, sid: int, pe: PendingEntry) -> None:
+        self.pel[sid] = pe
+        if self._by_time is not None:
+            self._by_time.add(self._time_key(sid, pe))
+
+    def _set_time(self, sid: int, pe: PendingEntry, t: int) -> None:
+        if self._by_time is not None and pe.delivery_time != t:
+            self._by_time.remove(self._time_key(sid, pe))
+            pe.delivery_time = t
+            self._by_time.add(self._time_key(sid, pe))
+        else:
+            pe.delivery_time = t
+
+    def drop_pending(self, sid: int) -> PendingEntry:
+        """Remove ``sid`` from the group PEL and its owner's PEL (XACK's core)."""
+        pe: PendingEntry = self.pel.pop(sid)
+        if pe.consumer is not None:
+            del pe.consumer.pel[sid]
+        if self._by_time is not None:
+            self._by_time.remove(self._time_key(sid, pe))
+        return pe
+
+    def drop_pending_range(self, lo: int, hi: int) -> None:
+        """Remove every pending ID in ``[lo, hi]`` (DELREF over a dropped node)."""
+        for sid in list(self.pel.irange(lo, hi)):
+            self.drop_pending(sid)
+
+    def _give(self, sid: int, pe: PendingEntry, consumer: Consumer) -> None:
+        """Move a pending entry to ``consumer``'s PEL."""
+        if pe.consumer is not consumer:
+            if pe.consumer is not None:
+                del pe.consumer.pel[sid]
+            consumer.pel[sid] = pe
+            pe.consumer = consumer
+
+    # -------------------------------------------------------------- consumers
+
+    def lookup_consumer(self, name: bytes) -> Consumer | None:
+        return self.consumers.get(name)
+
+    def create_consumer(self, name: bytes, now: int) -> Consumer | None:
+        """XGROUP CREATECONSUMER: the new consumer, or None if it already exists."""
+        if name in self.consumers:
+            return None
+        c = self.consumers[name] = Consumer(name, now)
+        return c
+
+    def get_or_create_consumer(self, name: bytes, now: int) -> tuple[Consumer, bool]:
+        """The consumer ``name``, created if missing; the bool says whether it was created."""
+        c = self.consumers.get(name)
+        if c is not None:
+            return c, False
+        c = self.consumers[name] = Consumer(name, now)
+        return c, True
+
+    def delete_consumer(self, name: bytes) -> int:
+        """XGROUP DELCONSUMER: drop the consumer and its pending entries; returns their count."""
+        c = self.consumers.get(name)
+        if c is None:
+            return 0
+        n = len(c.pel)
+        for sid in list(c.pel):
+            self.drop_pending(sid)
+        del self.consumers[name]
+        return n
+
+    def consumers_in_order(self) -> list[Consumer]:
+        """Consumers in Redis's reply order (its rax sorts names bytewise)."""
+        return [self.consumers[n] for n in sorted(self.consumers)]
+
+    # -------------------------------------------------------------- group id
+
+    def set_id(self, last_id: int, entries_read: int = -1) -> None:
+        """XGROUP SETID (the caller resolves ``$`` to the stream's last_id)."""
+        self.last_id = last_id
+        self.entries_read = entries_read
+
+    # -------------------------------------------------------------- delivery
+
+    def deliver_new(self, consumer: Consumer, count: int, now: int, noack: bool) -> list[Entry]:
+        """XREADGROUP ``>``: entries after last_id, at most ``count`` (0: all).
+
+        Advances last_id / entries_read; unless ``noack`` records each entry
+        as pending for ``consumer`` (taking it over from another consumer if
+        XGROUP SETID moved last_id back, with the count reset to 1).
+        """
+        consumer.seen_time = now
+        s = self.stream
+        if self.last_id == MAX_ID:
+            return []
+        entries = s.range(self.last_id + 1, MAX_ID, count)
+        for sid, _ in entries:
+            if sid > self.last_id:
+                if self.entries_read != -1 and not s.range_has_tombstones(self.last_id, None):
+                    self.entries_read += 1
+                elif s.entries_added:
+                    self.entries_read = s.estimate_distance(sid)
+                self.last_id = sid
+            if noack:
+                continue
+            pe = self.pel.get(sid)
+            if pe is None:
+                pe = PendingEntry(consumer, now)
+                self._pel_add(sid, pe)
+                consumer.pel[sid] = pe
+            else:
+                self._give(sid, pe, consumer)
+                self._set_time(sid, pe, now)
+                pe.delivery_count = 1
+            consumer.active_time = now
+        return entries
+
+    def read_history(
+        self, consumer: Consumer, after: int, count: int, now: int
+    ) -> list[tuple[int, list[bytes] | None]]:
+        """XREADGROUP with an ID: the consumer's pending entries with IDs > ``after``.
+
+        Entries deleted from the stream come back as ``(id, None)`` and keep
+        their counters; the others get delivery_time = now, count + 1. As in
+        Redis, ``after`` = the largest ID wraps to 0 and returns everything.
+        """
+        consumer.seen_time = now
+        s = self.stream
+        start = 0 if after == MAX_ID else after + 1
+        keys = consumer.pel.irange(minimum=start)
+        out: list[tuple[int, list[bytes] | None]] = []
+        for sid in list(islice(keys, count) if count else keys):
+            fields = s.get(sid)
+            if fields is not None:
+                pe: PendingEntry = consumer.pel[sid]
+                self._set_time(sid, pe, now)
+                pe.delivery_count += 1
+            out.append((sid, fields))
+        return out
+
+    def claim_idle(
+        self, consumer: Consumer, min_idle: int, count: int, now: int
+    ) -> list[ClaimedEntry]:
+        """XREADGROUP CLAIM (Redis 8.4): take over entries idle >= ``min_idle``, most idle first.
+
+        At most ``count`` (0: no limit). Each claimed entry moves to
+        ``consumer`` with delivery_time = now and its count + 1; the reply
+        carries the idle time and the delivery count from before this claim.
+        Pending IDs whose entry was deleted are dropped from the PEL, as
+        XAUTOCLAIM does. Call :meth:`deliver_new` afterwards with what is
+        left of COUNT.
+        """
+        consumer.seen_time = now
+        if self._by_time is None:
+            self._by_time = SortedList(self._time_key(sid, pe) for sid, pe in self.pel.items())
+        limit_key = ((now - min_idle + _TIME_BIAS + 1) << 128) if min_idle > 0 else None
+        out: list[ClaimedEntry] = []
+        s = self.stream
+        mask = MAX_ID
+        for key in list(self._by_time.irange(maximum=limit_key, inclusive=(True, False))):
+            if count and len(out) >= count:
+                break
+            sid = key & mask
+            pe: PendingEntry = self.pel[sid]
+            fields = s.get(sid)
+            if fields is None:
+                self.drop_pending(sid)
+                continue
+            idle = max(0, now - pe.delivery_time)
+            before = pe.delivery_count
+            self._give(sid, pe, consumer)
+            self._set_time(sid, pe, now)
+            pe.delivery_count += 1
+            consumer.active_time = now
+            out.append((sid, fields, idle, before))
+        return out
+
+    # ------------------------------------------------------------------- ack
+
+    def ack(self, ids: Sequence[int]) -> int:
+        """XACK: drop the IDs that are pending; returns how many were."""
+        n = 0
+        pel = self.pel
+        for sid in ids:
+            if sid in pel:
+                self.drop_pending(sid)
+                n += 1
+        return n
+
+    # --------------------------------------------------------------- pending
+
+    def pending_summary(self) -> tuple[int, int | None, int | None, list[tuple[bytes, int]]]:
+        """XPENDING summary: ``(count, smallest ID, largest ID, [(consumer, count)])``.
+
+        Consumers without pending entries are left out; names in Redis's order.
+        """
+        if not self.pel:
+            return 0, None, None, []
+        per = [(c.name, len(c.pel)) for c in self.consumers_in_order() if c.pel]
+        return len(self.pel), self.pel.keys()[0], self.pel.keys()[-1], per
+
+    def pending_range(
+        self,
+        start: int,
+        end: int,
+        count: int,
+        now: int,
+        consumer: bytes | None = None,
+        min_idle: int = 0,
+    ) -> list[PendingInfo]:
+        """XPENDING extended form; cost proportional to the entries visited."""
+        if consumer is not None:
+            c = self.consumers.get(consumer)
+            if c is None:
+                return []
+            pel = c.pel
+        else:
+            pel = self.pel
+        out: list[PendingInfo] = []
+        if count <= 0:
+            return out
+        for sid in pel.irange(start, end):
+            pe: PendingEntry = pel[sid]
+            if min_idle and now - pe.delivery_time < min_idle:
+                continue
+            name = pe.consumer.name if pe.consumer is not None else b""
+            out.append((sid, name, max(0, now - pe.delivery_time), pe.delivery_count))
+            if len(out) >= count:
+                break
+        return out
+
+    # ----------------------------------------------------------------- claim
+
+    def claim(
+        self,
+        consumer_name: bytes,
+        min_idle: int,
+        ids: Sequence[int],
+        now: int,
+        *,
+        delivery_time: int | None = None,
+        retrycount: int | None = None,
+        force: bool = False,
+        justid: bool = False,
+        lastid: int | None = None,
+    ) -> list[tuple[int, list[bytes] | None]]:
+        """XCLAIM. Returns the claimed ``(id, fields)`` (fields None with JUSTID).
+
+        ``delivery_time`` is the absolute time from IDLE (now - idle) or TIME,
+        whichever came last; values < 0 or > now become now. Pending IDs whose
+        entry was deleted are dropped from the PEL and left out.
+        """
+        if min_idle < 0:
+            min_idle = 0
+        if lastid is not None and lastid > self.last_id:
+            self.last_id = lastid
+        if delivery_time is None or delivery_time < 0 or delivery_time > now:
+            delivery_time = now
+        consumer, _ = self.get_or_create_consumer(consumer_name, now)
+        consumer.seen_time = now
+        s = self.stream
+        out: list[tuple[int, list[bytes] | None]] = []
+        for sid in ids:
+            pe: PendingEntry | None = self.pel.get(sid)
+            fields = s.get(sid)
+            if fields is None:
+                if pe is not None:
+                    self.drop_pending(sid)
+                continue
+            if pe is None:
+                if not force:
+                    continue
+                pe = PendingEntry(None, now)
+                self._pel_add(sid, pe)
+            elif min_idle and now - pe.delivery_time < min_idle:
+                continue
+            self._give(sid, pe, consumer)
+            self._set_time(sid, pe, delivery_time)
+            if retrycount is not None and retrycount >= 0:
+                pe.delivery_count = retrycount
+            elif not justid:
+                pe.delivery_count += 1
+            out.append((sid, None if justid else fields))
+            consumer.active_time = now
+        return out
+
+    def autoclaim(
+        self,
+        consumer_name: bytes,
+        min_idle: int,
+        start: int,
+        count: int,
+        now: int,
+        justid: bool = False,
+    ) -> tuple[int, list[tuple[int, list[bytes] | None]], list[int]]:
+        """XAUTOCLAIM: ``(next cursor, claimed, deleted IDs)``; scans at most count*10 entries.
+
+        Deleted entries found on the way are dropped from the PEL, reported
+        in the third list and count against ``count``, as in Redis.
+        """
+        if min_idle < 0:
+            min_idle = 0
+        consumer, _ = self.get_or_create_consumer(consumer_name, now)
+        consumer.seen_time = now
+        s = self.stream
+        attempts = count * 10
+        claimed: list[tuple[int, list[bytes] | None]] = []
+        deleted: list[int] = []
+        last_seen: int | None = None
+        for sid in list(islice(self.pel.irange(minimum=start), attempts)):
+            if not count:
+                break
+            last_seen = sid
+            pe: PendingEntry = self.pel[sid]
+            fields = s.get(sid)
+            if fields is None:
+                self.drop_pending(sid)
+                deleted.append(sid)
+                count -= 1
+                continue
+            if min_idle and now - pe.delivery_time < min_idle:
+                continue
+            self._give(sid, pe, consumer)
+            self._set_time(sid, pe, now)
+            if not justid:
+                pe.delivery_count += 1
+            claimed.append((sid, None if justid else fields))
+            count -= 1
+            consumer.active_time = now
+        if last_seen is None:
+            nxt = next(iter(self.pel.irange(minimum=start)), 0)
+        else:
+            nxt = next(iter(self.pel.irange(minimum=last_seen, inclusive=(False, True))), 0)
+        return nxt, claimed, deleted
