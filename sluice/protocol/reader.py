@@ -32,6 +32,7 @@ _INT_MAX = 2**31 - 1
 _LLONG_MAX = 2**63 - 1
 # Pending hiredis input larger than this is checked against the limits by the pure parser.
 _SHADOW_THRESHOLD = 64 * 1024
+_join = b"".join
 
 
 class ProtocolError(Exception):
@@ -267,7 +268,8 @@ class PureRequestParser:
 class RequestReader:
     """The per-connection reader: hiredis for multibulk, the pure parser for everything else."""
 
-    __slots__ = ("_hi", "_chunks", "_pending", "_served", "_pure", "max_bulk_len", "auth_required")
+    __slots__ = ("_hi", "_chunks", "_pending", "_served", "_pure", "_last", "max_bulk_len",
+                 "auth_required")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
         self._hi = hiredis.Reader()
@@ -275,6 +277,7 @@ class RequestReader:
         self._pending = 0  # total length of _chunks
         self._served = 0  # requests hiredis returned out of _chunks
         self._pure: PureRequestParser | None = None
+        self._last: list[bytes] | None = None  # the last request hiredis returned
         self.max_bulk_len = max_bulk_len
         self.auth_required = auth_required
 
@@ -305,17 +308,39 @@ class RequestReader:
             while True:
                 req = self._hi.gets()
                 if req is False:
-                    if not self._hi.has_data():
+                    if self._pending > _SHADOW_THRESHOLD:
+                        return self._replay()
+                    if not self._hi.has_data() and self._at_boundary():
                         self._chunks.clear()
                         self._pending = self._served = 0
-                    elif self._pending > _SHADOW_THRESHOLD:
-                        return self._replay()
+                        self._last = None
                     return None
                 if req:  # None and [] come from *-1 and *0, which Redis ignores
+                    # Elements that are not bulk strings (``:1``, ``*``, ``$-1``) make join
+                    # fail; the pure parser then words the error.
+                    _join(req)
                     self._served += 1
+                    self._last = req
                     return req  # type: ignore[no-any-return]
-        except hiredis.ProtocolError:
+        except (hiredis.ProtocolError, TypeError):
             return self._replay()
+
+    def _at_boundary(self) -> bool:
+        """Whether hiredis holds no partial request.
+
+        ``has_data()`` is false both at a request boundary and when hiredis has consumed the
+        start of a request (its type byte, or whole elements) into its own state. Requests
+        have exactly one valid encoding, so the input ends at a boundary exactly when it ends
+        with the encoding of the last request returned.
+        """
+        last = self._last
+        if last is None:
+            return False
+        tail = b"*%d\r\n" % len(last) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in last)
+        chunks = self._chunks
+        if len(chunks[-1]) >= len(tail):
+            return chunks[-1].endswith(tail)
+        return b"".join(chunks).endswith(tail)
 
     def _replay(self) -> list[bytes] | None:
         """Hand the unfinished input to the pure parser, which words errors as Redis does."""
@@ -326,5 +351,6 @@ class RequestReader:
         self._hi = hiredis.Reader()
         self._chunks.clear()
         self._pending = self._served = 0
+        self._last = None
         self._pure = pure
         return self.get()

@@ -1,0 +1,182 @@
+"""The request reader: both parsers, split at every byte boundary, hostile input."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sluice.protocol import ProtocolError, PureRequestParser, RequestReader, split_inline_args, string2ll
+
+READERS = [PureRequestParser, RequestReader]
+
+
+def encode(*args: bytes) -> bytes:
+    return b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+
+
+def drain(reader: PureRequestParser | RequestReader) -> list[list[bytes]]:
+    out = []
+    while (req := reader.get()) is not None:
+        out.append(req)
+    return out
+
+
+@pytest.mark.parametrize("cls", READERS)
+def test_pipeline_of_mixed_requests(cls: type) -> None:
+    reader = cls()
+    data = encode(b"SET", b"k", b"v") + b"PING\r\n" + encode(b"GET", b"k") + b'echo "a b"\n'
+    reader.feed(data)
+    assert drain(reader) == [[b"SET", b"k", b"v"], [b"PING"], [b"GET", b"k"], [b"echo", b"a b"]]
+
+
+@pytest.mark.parametrize("cls", READERS)
+def test_every_split_point_gives_the_same_requests(cls: type) -> None:
+    data = encode(b"XADD", b"s", b"*", b"f", b"v" * 300) + b"PING\r\n" + encode(b"", b"\r\n")
+    expected = [[b"XADD", b"s", b"*", b"f", b"v" * 300], [b"PING"], [b"", b"\r\n"]]
+    for cut in range(len(data) + 1):
+        reader = cls()
+        got = []
+        for part in (data[:cut], data[cut:]):
+            if part:
+                reader.feed(part)
+                got.extend(drain(reader))
+        assert got == expected, cut
+
+
+@pytest.mark.parametrize("cls", READERS)
+def test_byte_at_a_time(cls: type) -> None:
+    data = encode(b"SET", b"key", b"value") * 3
+    reader = cls()
+    got = []
+    for i in range(len(data)):
+        reader.feed(data[i : i + 1])
+        got.extend(drain(reader))
+    assert got == [[b"SET", b"key", b"value"]] * 3
+
+
+@pytest.mark.parametrize("cls", READERS)
+@pytest.mark.parametrize("header", [b"*0\r\n", b"*-1\r\n", b"*-10\r\n"])
+def test_empty_multibulk_headers_are_ignored(cls: type, header: bytes) -> None:
+    reader = cls()
+    reader.feed(header + encode(b"PING"))
+    assert drain(reader) == [[b"PING"]]
+
+
+@pytest.mark.parametrize("cls", READERS)
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"*1_0\r\n", "Protocol error: invalid multibulk length"),
+        (b"* 1\r\n", "Protocol error: invalid multibulk length"),
+        (b"*+1\r\n", "Protocol error: invalid multibulk length"),
+        (b"*3000000000\r\n" + b"$1\r\na\r\n" * 10000, "Protocol error: invalid multibulk length"),
+        (b"*1\r\n$04\r\nPING\r\n", "Protocol error: invalid bulk length"),
+        (b"*1\r\n$-1\r\n", "Protocol error: invalid bulk length"),
+        # The fast path refuses an oversized bulk once 64 KB of it are pending, not at once.
+        (b"*1\r\n$600000000\r\n" + b"x" * 70000, "Protocol error: invalid bulk length"),
+        (b"*1\r\n:5\r\n", "Protocol error: expected '$', got ':'"),
+        (b"*1\r\n*1\r\n$1\r\na\r\n", "Protocol error: expected '$', got '*'"),
+        (b'set "a\r\n', "Protocol error: unbalanced quotes in request"),
+        (b"x" * 70000, "Protocol error: too big inline request"),
+        (b"*" + b"1" * 70000, "Protocol error: too big mbulk count string"),
+        (b"*1\r\n$" + b"1" * 70000, "Protocol error: too big bulk count string"),
+    ],
+)
+def test_protocol_errors_are_worded_as_redis(cls: type, data: bytes, message: str) -> None:
+    reader = cls()
+    reader.feed(data)
+    with pytest.raises(ProtocolError) as exc:
+        drain(reader)
+    assert str(exc.value) == message
+
+
+@pytest.mark.parametrize("cls", READERS)
+def test_requests_before_an_error_are_returned_first(cls: type) -> None:
+    reader = cls()
+    reader.feed(encode(b"PING") + encode(b"ECHO", b"x") + b"*1\r\n$x\r\n")
+    assert reader.get() == [b"PING"]
+    assert reader.get() == [b"ECHO", b"x"]
+    with pytest.raises(ProtocolError):
+        reader.get()
+
+
+@pytest.mark.parametrize("cls", READERS)
+def test_unauthenticated_limits(cls: type) -> None:
+    reader = cls(auth_required=True)
+    reader.feed(encode(*[b"a"] * 11))
+    with pytest.raises(ProtocolError, match="unauthenticated multibulk length"):
+        drain(reader)
+    reader = cls(auth_required=True)
+    reader.feed(b"*2\r\n$4\r\nAUTH\r\n$16385\r\n")
+    with pytest.raises(ProtocolError, match="unauthenticated bulk length"):
+        drain(reader)
+
+
+def test_large_pending_bulk_is_checked_against_the_limit_early() -> None:
+    # hiredis would wait for the whole 2 MB; the shadow check refuses the header at once.
+    reader = RequestReader(max_bulk_len=1024 * 1024)
+    reader.feed(b"*2\r\n$3\r\nSET\r\n$2000000\r\n" + b"x" * 70000)
+    with pytest.raises(ProtocolError, match="invalid bulk length"):
+        reader.get()
+
+
+def test_large_valid_bulk_arrives_in_pieces() -> None:
+    value = bytes(range(256)) * 4096  # 1 MB
+    data = encode(b"SET", b"k", value) + encode(b"PING")
+    reader = RequestReader()
+    got = []
+    for i in range(0, len(data), 65536):
+        reader.feed(data[i : i + 65536])
+        got.extend(drain(reader))
+    assert got == [[b"SET", b"k", value], [b"PING"]]
+
+
+@pytest.mark.parametrize(
+    ("line", "args"),
+    [
+        (b"set a b", [b"set", b"a", b"b"]),
+        (b'  set "a b"  c ', [b"set", b"a b", b"c"]),
+        (b'echo "\\x41\\n\\t"', [b"echo", b"A\n\t"]),
+        (b"echo 'it\\'s'", [b"echo", b"it's"]),
+        (b'echo ""', [b"echo", b""]),
+        (b"", []),
+    ],
+)
+def test_inline_splitting(line: bytes, args: list[bytes]) -> None:
+    assert split_inline_args(line) == args
+
+
+@pytest.mark.parametrize("line", [b'echo "abc', b"echo 'abc", b'echo "a"b', b"echo 'a'b"])
+def test_inline_unbalanced(line: bytes) -> None:
+    assert split_inline_args(line) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [(b"0", 0), (b"12", 12), (b"-5", -5), (b"9223372036854775807", 2**63 - 1),
+     (b"-9223372036854775808", -(2**63)), (b"01", None), (b"+1", None), (b" 1", None),
+     (b"1_0", None), (b"-0", None), (b"", None), (b"9223372036854775808", None), (b"1.0", None)],
+)
+def test_string2ll_matches_redis(text: bytes, value: int | None) -> None:
+    assert string2ll(text) == value
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.binary(max_size=40), min_size=1, max_size=6), max_size=8),
+       st.lists(st.integers(min_value=1, max_value=50), max_size=10))
+def test_both_readers_agree_on_any_chunking(reqs: list[list[bytes]], cuts: list[int]) -> None:
+    data = b"".join(encode(*r) for r in reqs)
+    for cls in READERS:
+        reader = cls()
+        got, pos = [], 0
+        for c in [*cuts, len(data)]:
+            if pos >= len(data):
+                break
+            reader.feed(data[pos : pos + c])
+            pos += c
+            got.extend(drain(reader))
+        if pos < len(data):
+            reader.feed(data[pos:])
+            got.extend(drain(reader))
+        assert got == reqs
