@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 import sys
 
@@ -25,6 +26,9 @@ def build_config(argv: list[str]) -> Config:
 
 
 def _install_loop() -> str:
+    """uvloop when installed, unless ``SLUICE_LOOP=asyncio`` (benchmarks compare both)."""
+    if os.environ.get("SLUICE_LOOP") == "asyncio":
+        return "asyncio"
     try:
         import uvloop
     except ImportError:
