@@ -241,9 +241,7 @@ class Stream:
             sid = id_spec[0]
         if sid <= last:
             raise IdTooSmallError()
-        total = 0
-        for f in fields:
-            total += len(f)
+        total = sum(map(len, fields))
         if total > _LISTPACK_MAX_SIZE:
             raise StreamTooLargeError()
 

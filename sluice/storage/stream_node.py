@@ -140,8 +140,9 @@ class Node:
     ms: array[int]  # The ms half of each entry ID.
     seq: array[int]  # The seq half of each entry ID.
     # Per entry: None = deleted; bytes = values only, fields are master_fields
-    # (a single value is stored as is; several are packed behind a length
-    # header, see _pack); tuple = the full flat field/value list of an entry
+    # (a single value is stored as is; several are packed as 0x00 + one length
+    # byte each + the values, or 0x01 + u32 lengths + the values when one is
+    # 256 bytes or longer); tuple = the full flat field/value list of an entry
     # whose fields differ from the master entry's.
     data: list[bytes | tuple[bytes, ...] | None]
     live: int  # Entries not deleted (the master entry's "count").
@@ -210,12 +211,21 @@ class Node:
             size = 6  # flags + ms delta + seq delta, one byte each plus backlen
         else:
             size = 2 + lp_int_size(_signed64(dms)) + lp_int_size(_signed64(dseq))
+        cache = _STR_SIZE_CACHE
+        lens = []
         for v in values:
-            size += _str_size(v)
+            c = cache.get(v)
+            size += c if c is not None else _str_size(v)
+            lens.append(len(v))
         item: bytes | tuple[bytes, ...]
         if tuple(fields[0::2]) == self.master_fields:
             size += _SMALL_INT_SIZE[nfields + 3] if nfields < 4000 else lp_int_size(nfields + 3)
-            item = values[0] if nfields == 1 else _pack(values)
+            if nfields == 1:
+                item = values[0]
+            elif max(lens) < 256:
+                item = b"\x00" + bytes(lens) + b"".join(values)
+            else:
+                item = b"\x01" + _header(nfields).pack(*lens) + b"".join(values)
         else:
             for f in fields[0::2]:
                 size += _str_size(f)
@@ -224,9 +234,14 @@ class Node:
         self.ms.append(ems)
         self.seq.append(eseq)
         self.data.append(item)
-        self.live += 1
-        self.body_bytes += size
-        self.lp_bytes = self.body_bytes + _counter_size(self.live) + _counter_size(self.deleted)
+        live = self.live = self.live + 1
+        body = self.body_bytes = self.body_bytes + size
+        deleted = self.deleted
+        self.lp_bytes = (
+            body
+            + (_SMALL_INT_SIZE[live] if live < 4096 else lp_int_size(live))
+            + (_SMALL_INT_SIZE[deleted] if deleted < 4096 else lp_int_size(deleted))
+        )
 
     def fields_at(self, i: int) -> list[bytes] | None:
         """The flat field/value list of entry ``i``, or None for a tombstone."""
@@ -265,11 +280,3 @@ class Node:
         ms = self.ms
         seq = self.seq
         return ((ms[i] << 64) | seq[i] for i, d in enumerate(self.data) if d is not None)
-
-
-def _pack(values: Sequence[bytes]) -> bytes:
-    """Values behind a length header: 0 + one byte per length, or 1 + u32 lengths."""
-    lens = [len(v) for v in values]
-    if max(lens) < 256:
-        return b"\x00" + bytes(lens) + b"".join(values)
-    return b"\x01" + _header(len(lens)).pack(*lens) + b"".join(values)
