@@ -37,5 +37,6 @@ def load_table() -> dict[bytes, Cmd]:
         parent_name, sub = row.name.split("|", 1)
         parent = table[parent_name.encode()]
         row.parent = parent
+        row.first_arg = 2
         parent.subcommands[sub.encode()] = row
     return table

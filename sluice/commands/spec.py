@@ -257,6 +257,7 @@ class Cmd:
     subcommands: dict[bytes, Cmd] = field(default_factory=dict)
     parent: Cmd | None = None
     name_bytes: bytes = b""
+    first_arg: int = 1  # where the handler's Args start: after the (sub)command name
     # Statistics for INFO commandstats (mutable on purpose; one record per command).
     calls: int = 0
     usec: int = 0

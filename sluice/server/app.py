@@ -44,6 +44,9 @@ class Server:
     def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
         self.config = config or Config()
         self.table: dict[bytes, Cmd] = load_table()
+        self.command_names: dict[bytes, Cmd] = {}  # lower- and upper-case names: one lookup
+        self.rebuild_command_names()
+        self.commands_processed = 0  # INFO stats total_commands_processed
         self.keyspace = Keyspace(self.config.databases, clock, self._on_expire)
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
@@ -71,6 +74,13 @@ class Server:
         self.paused_until = 0.0
         self.loop_name = "asyncio"
         self.config.on_change("slowlog-max-len", lambda n: self._trim_slowlog())
+
+    def rebuild_command_names(self) -> None:
+        """Refresh the fast name lookup after the table changes (rename-command)."""
+        self.command_names = {}
+        for name, c in self.table.items():
+            self.command_names[name] = c
+            self.command_names[name.upper()] = c
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -191,7 +201,7 @@ class Server:
             if argv is None:
                 break
             process_command(self, client, argv)
-            self.stats["total_commands_processed"] += 1
+            self.commands_processed += 1
         if reader.pending() > self.config.client_query_buffer_limit:
             log.warning("Closing client that reached max query buffer length (qbuf=%d)",
                         reader.pending())

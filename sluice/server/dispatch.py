@@ -55,16 +55,20 @@ def lookup(table: dict[bytes, Cmd], argv: list[bytes]) -> Cmd | CommandError:
 
 def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
     """Run one request from a client and queue its reply."""
-    try:
-        cmd = lookup(server.table, argv)
-    except AttributeError:  # a non-bulk element (``:1``) where a command name was expected
-        client.add_reply(ErrorReply(b"ERR Protocol error: expected '$', got something else"))
-        client.closing = True
-        return
-    if type(cmd) is CommandError:
-        reject(server, client, cmd, None)
-        return
-    assert isinstance(cmd, Cmd)
+    # Fast path: the name as sent (clients send "SET" or "set"), no subcommand.
+    cmd = server.command_names.get(argv[0])
+    if cmd is None or cmd.subcommands:
+        found = lookup(server.table, argv)
+        if type(found) is CommandError:
+            reject(server, client, found, None)
+            return
+        cmd = found  # type: ignore[assignment]
+    else:
+        arity = cmd.arity
+        if (arity > 0 and len(argv) != arity) or len(argv) < -arity:
+            reject(server, client, wrong_arity(cmd.name), cmd)
+            return
+    assert cmd is not None
     if not client.authenticated and not cmd.flags & F.NO_AUTH:
         reject(server, client, CommandError(NOAUTH), cmd)
         return
@@ -104,17 +108,11 @@ def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes]) -> Any:
     dirty = server.dirty
     start = _perf_ns()
     try:
-        reply = cmd.handler(client, Args(argv, 2 if cmd.parent else 1))  # type: ignore[misc]
+        reply = cmd.handler(client, Args(argv, cmd.first_arg))  # type: ignore[misc]
     except CommandError as e:
         reply = e.reply
     except WrongTypeError as e:
         reply = ErrorReply(str(e).encode())
-    except (TypeError, AttributeError) as e:
-        if any(type(a) is not bytes for a in argv):
-            reply = ErrorReply(b"ERR Protocol error: expected '$', got something else")
-            client.closing = True
-        else:
-            reply = server.internal_error(cmd, e)
     except Exception as e:  # noqa: BLE001 - a bug must never take the server down
         reply = server.internal_error(cmd, e)
     duration = (_perf_ns() - start) // 1000
