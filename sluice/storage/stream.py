@@ -37,19 +37,24 @@ Imports nothing outside ``sluice.storage``.
 from __future__ import annotations
 
 import bisect
-import hashlib
-from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
-from sluice.storage.stream_node import Node
-from sluice.storage.streamid import (
-    MAX_ID,
-    MAX_PART,
+from sluice.storage.stream_errors import (
+    BusyGroupError,
+    IdmpConfigError,
+    IdOverflowError,
+    IdTooSmallError,
+    IdZeroError,
     InvalidStreamID,
     StreamError,
-    format_id,
+    StreamExhaustedError,
+    StreamTooLargeError,
+    XSetIdError,
 )
+from sluice.storage.stream_idmp import IdmpState
+from sluice.storage.stream_node import Node
+from sluice.storage.streamid import MAX_ID, MAX_PART, format_id
 
 if TYPE_CHECKING:
     from sluice.storage.stream_group import ConsumerGroup
@@ -66,6 +71,7 @@ __all__ = [
     "IdTooSmallError",
     "IdZeroError",
     "IdmpConfigError",
+    "IdmpState",
     "InvalidStreamID",
     "RefPolicy",
     "Stream",
@@ -99,50 +105,6 @@ class XDelExResult:
     REFERENCED = 2  # ACKED policy: kept because a group still needs it.
 
 
-class IdTooSmallError(StreamError):
-    def __init__(self) -> None:
-        super().__init__(
-            "ERR The ID specified in XADD is equal or smaller than the target stream top item"
-        )
-
-
-class IdZeroError(StreamError):
-    def __init__(self) -> None:
-        super().__init__("ERR The ID specified in XADD must be greater than 0-0")
-
-
-class StreamExhaustedError(StreamError):
-    def __init__(self) -> None:
-        super().__init__(
-            "ERR The stream has exhausted the last possible ID, unable to add more items"
-        )
-
-
-class StreamTooLargeError(StreamError):
-    def __init__(self) -> None:
-        super().__init__("ERR Elements are too large to be stored")
-
-
-class IdOverflowError(StreamError):
-    """An exclusive interval bound that cannot be moved (``(+`` style edge cases)."""
-
-    def __init__(self, which: Literal["start", "end"]) -> None:
-        super().__init__(f"ERR invalid {which} ID for the interval")
-
-
-class XSetIdError(StreamError):
-    """One of XSETID's validation failures; the message says which."""
-
-
-class BusyGroupError(StreamError):
-    def __init__(self) -> None:
-        super().__init__("BUSYGROUP Consumer Group name already exists")
-
-
-class IdmpConfigError(StreamError):
-    """XCFGSET value out of range (``ERR invalid duration`` / ``ERR invalid maxsize``)."""
-
-
 def default_trim_limit(node_max_entries: int) -> int:
     """LIMIT used by ``~`` trimming when none is given: 100 nodes' worth, clamped as Redis does."""
     limit = 100 * node_max_entries
@@ -163,11 +125,7 @@ class Stream:
         "max_deleted_entry_id",
         "entries_added",
         "groups",
-        "idmp_duration",
-        "idmp_maxsize",
-        "idmp_producers",
-        "iids_added",
-        "iids_duplicates",
+        "idmp",
     )
 
     _nodes: list[Node]  # The macro nodes in ID order (the radix tree's values).
@@ -178,12 +136,7 @@ class Stream:
     max_deleted_entry_id: int  # Largest ID deleted by XDEL/XDELEX/XACKDEL.
     entries_added: int  # All-time count of entries added.
     groups: dict[bytes, ConsumerGroup]  # Consumer groups by name (creation order).
-    idmp_duration: int  # IDMP-DURATION: seconds an idempotent ID is remembered.
-    idmp_maxsize: int  # IDMP-MAXSIZE: idempotent IDs remembered per producer.
-    # Producer ID -> (idempotent ID -> (entry ID, time added in ms)), oldest first.
-    idmp_producers: dict[bytes, OrderedDict[bytes, tuple[int, int]]]
-    iids_added: int  # Lifetime count of entries added with an idempotent ID.
-    iids_duplicates: int  # Lifetime count of XADDs refused as duplicates.
+    idmp: IdmpState  # Idempotent-production history and settings (XADD IDMP, XCFGSET).
 
     def __init__(self) -> None:
         self._nodes = []
@@ -194,11 +147,7 @@ class Stream:
         self.max_deleted_entry_id = 0
         self.entries_added = 0
         self.groups = {}
-        self.idmp_duration = 100
-        self.idmp_maxsize = 100
-        self.idmp_producers = {}
-        self.iids_added = 0
-        self.iids_duplicates = 0
+        self.idmp = IdmpState()
 
     def __len__(self) -> int:
         return self.length
@@ -221,7 +170,7 @@ class Stream:
         ``(ms << 64, False)`` for ``<ms>-*``, ``(id, True)`` for an explicit
         ID. ``fields`` is the flat ``[f1, v1, ...]`` list (non-empty, even).
         ``idmp`` is ``(producer_id, idempotent_id)`` to record for IDMP /
-        IDMPAUTO once the entry is added (see :meth:`idmp_find`).
+        IDMPAUTO once the entry is added (see :meth:`IdmpState.find`).
         """
         if id_spec is not None and id_spec[1] and id_spec[0] == 0:
             raise IdZeroError()
@@ -266,7 +215,7 @@ class Stream:
         if self.length == 1:
             self.first_id = sid
         if idmp is not None:
-            self._idmp_record(idmp[0], idmp[1], sid, now_ms)
+            self.idmp.record(idmp[0], idmp[1], sid, now_ms)
         return sid
 
     # ------------------------------------------------------------------ lookup
@@ -703,74 +652,6 @@ class Stream:
     def groups_in_order(self) -> list[ConsumerGroup]:
         """Groups in Redis's reply order (its rax sorts names bytewise)."""
         return [self.groups[n] for n in sorted(self.groups)]
-
-    # ------------------------------------------------------------------ IDMP
-
-    def configure_idmp(self, duration: int | None = None, maxsize: int | None = None) -> None:
-        """XCFGSET: set IDMP-DURATION (1..86400 s) / IDMP-MAXSIZE (1..10000).
-
-        Changing a value clears every producer's history, as documented.
-        """
-        if duration is not None and not 1 <= duration <= 86400:
-            raise IdmpConfigError("ERR invalid duration")
-        if maxsize is not None and not 1 <= maxsize <= 10000:
-            raise IdmpConfigError("ERR invalid maxsize")
-        new_d = self.idmp_duration if duration is None else duration
-        new_m = self.idmp_maxsize if maxsize is None else maxsize
-        if (new_d, new_m) != (self.idmp_duration, self.idmp_maxsize):
-            self.idmp_producers.clear()
-        self.idmp_duration = new_d
-        self.idmp_maxsize = new_m
-
-    @staticmethod
-    def idmp_auto_iid(fields: Sequence[bytes]) -> bytes:
-        """IDMPAUTO's content-derived idempotent ID (same fields and values, same ID)."""
-        h = hashlib.blake2b(digest_size=16)
-        for f in fields:
-            h.update(len(f).to_bytes(8, "little"))
-            h.update(f)
-        return h.digest()
-
-    def _idmp_expire(self, pid: bytes, now_ms: int) -> OrderedDict[bytes, tuple[int, int]] | None:
-        hist = self.idmp_producers.get(pid)
-        if hist is None:
-            return None
-        horizon = now_ms - self.idmp_duration * 1000
-        while hist:
-            first = next(iter(hist.values()))
-            if first[1] > horizon:
-                break
-            hist.popitem(last=False)
-        if not hist:
-            del self.idmp_producers[pid]
-            return None
-        return hist
-
-    def idmp_find(self, pid: bytes, iid: bytes, now_ms: int) -> int | None:
-        """The entry ID an earlier XADD recorded for (pid, iid), or None; counts duplicates."""
-        hist = self._idmp_expire(pid, now_ms)
-        if hist is None:
-            return None
-        rec = hist.get(iid)
-        if rec is None:
-            return None
-        self.iids_duplicates += 1
-        return rec[0]
-
-    def _idmp_record(self, pid: bytes, iid: bytes, sid: int, now_ms: int) -> None:
-        hist = self._idmp_expire(pid, now_ms)
-        if hist is None:
-            hist = self.idmp_producers[pid] = OrderedDict()
-        while len(hist) >= self.idmp_maxsize:
-            hist.popitem(last=False)
-        hist[iid] = (sid, now_ms)
-        self.iids_added += 1
-
-    def idmp_stats(self, now_ms: int) -> tuple[int, int]:
-        """``(pids-tracked, iids-tracked)`` after expiring old idempotent IDs."""
-        for pid in list(self.idmp_producers):
-            self._idmp_expire(pid, now_ms)
-        return len(self.idmp_producers), sum(len(h) for h in self.idmp_producers.values())
 
     def __repr__(self) -> str:
         return (

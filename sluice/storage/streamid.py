@@ -18,10 +18,12 @@ Invariants:
   while ``-1``, ``1 `` and ``1--1`` are not. Checked against redis-server
   7.0.15 (see tests/unit/storage/test_streamid.py).
 
-Imports nothing of ours.
+Imports only the stream errors.
 """
 
 from __future__ import annotations
+
+from sluice.storage.stream_errors import InvalidStreamID, StreamError
 
 __all__ = [
     "MAX_ID",
@@ -52,21 +54,6 @@ _C_SPACE = b" \t\n\v\f\r"
 _DIGITS = b"0123456789"
 # Redis copies the argument into a 128-byte buffer first and rejects longer ones.
 _MAX_ID_ARG_LEN = 127
-
-
-class StreamError(Exception):
-    """Base of every error raised by the stream storage layer.
-
-    ``str(err)`` is the exact Redis error text, prefix included, so the
-    command layer can send it as a ``-`` reply unchanged.
-    """
-
-
-class InvalidStreamID(StreamError):
-    """An argument that is not a valid stream ID."""
-
-    def __init__(self) -> None:
-        super().__init__("ERR Invalid stream ID specified as stream command argument")
 
 
 def make_id(ms: int, seq: int) -> int:

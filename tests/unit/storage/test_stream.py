@@ -287,21 +287,25 @@ def test_set_id_checks() -> None:
 
 def test_idmp_dedup_expiry_and_maxsize() -> None:
     s = Stream()
-    assert s.idmp_find(b"p", b"m1", 0) is None
+    m = s.idmp
+    assert m.find(b"p", b"m1", 0) is None
     a = s.append(None, F, 1000, idmp=(b"p", b"m1"))
-    assert s.idmp_find(b"p", b"m1", 1500) == a
-    assert s.idmp_find(b"q", b"m1", 1500) is None  # producers are independent
-    assert (s.iids_added, s.iids_duplicates) == (1, 1)
-    assert s.idmp_find(b"p", b"m1", 1000 + 100_000) is None  # 100 s default duration
-    s.configure_idmp(maxsize=2)
-    for i in range(3):
-        s.append(None, F, 2000 + i, idmp=(b"p", b"%d" % i))
-    assert s.idmp_stats(2005) == (1, 2)
-    assert s.idmp_find(b"p", b"0", 2005) is None  # evicted by IDMP-MAXSIZE
-    s.configure_idmp(duration=300)  # a change clears the maps
-    assert s.idmp_stats(2005) == (0, 0)
+    assert m.find(b"p", b"m1", 1500) == a
+    assert m.find(b"q", b"m1", 1500) is None  # producers are independent
+    assert (m.iids_added, m.iids_duplicates) == (1, 1)
+    assert m.find(b"p", b"m1", 1000 + 100_000) is None  # 100 s default duration
+    m.configure(maxsize=2)
+    for k in range(3):
+        s.append(None, F, 2000 + k, idmp=(b"p", b"%d" % k))
+    assert m.stats(2005) == (1, 2)
+    assert m.find(b"p", b"0", 2005) is None  # evicted by IDMP-MAXSIZE
+    m.configure(maxsize=2)  # same values: history kept
+    assert m.stats(2005) == (1, 2)
+    m.configure(duration=300)  # a change clears the maps
+    assert m.stats(2005) == (0, 0)
     with pytest.raises(IdmpConfigError, match="ERR invalid duration"):
-        s.configure_idmp(duration=0)
+        m.configure(duration=0)
     with pytest.raises(IdmpConfigError, match="ERR invalid maxsize"):
-        s.configure_idmp(maxsize=10001)
-    assert Stream.idmp_auto_iid([b"a", b"bc"]) != Stream.idmp_auto_iid([b"ab", b"c"])
+        m.configure(maxsize=10001)
+    assert m.auto_iid([b"a", b"bc"]) != m.auto_iid([b"ab", b"c"])
+    assert m.auto_iid([b"a", b"b"]) == m.auto_iid([b"a", b"b"])
