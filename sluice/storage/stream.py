@@ -344,8 +344,12 @@ class Stream:
         return 0
 
     def first_stored_id(self) -> int:
-        """First ID kept in a node, tombstones included (what ``~`` MINID trims rewrite to)."""
-        return self._nodes[0].master_id if self._nodes else 0
+        """First ID kept in a node, tombstones included; the largest ID if there is none.
+
+        This is streamGetEdgeID(first, keep tombstones), which XADD/XTRIM use to
+        rewrite ``MINID ~`` into an exact ``MINID =`` for the AOF and replicas.
+        """
+        return self._nodes[0].master_id if self._nodes else MAX_ID
 
     # ----------------------------------------------------------- node walking
 

@@ -152,6 +152,9 @@ def test_maxlen_and_minid_approx_small_nodes() -> None:
     assert len(s) == 45
     assert s.trim("MINID", make_id(77, 0), approx=True, limit=default_trim_limit(10)) == 20
     assert len(s) == 25 and s.first_id == make_id(71, 0)
+    assert s.first_stored_id() == make_id(71, 0)
+    s.trim("MAXLEN", 0)
+    assert s.first_stored_id() == MAX_ID and s.node_count == 0
 
 
 def test_approx_limit() -> None:
