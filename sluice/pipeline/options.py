@@ -33,6 +33,9 @@ GROUP = "group"
 IDEMPOTENT = "idempotent"
 PRODUCER_ID = "producerId"
 SOCKET_TIMEOUT = "socketTimeout"
+# Fault injection for tests of task retries: the first attempt of partition 0 fails after
+# writing this many rows (Spark then retries the task).
+FAIL_FIRST_ATTEMPT_AFTER = "failFirstAttemptAfterRows"
 
 
 def get_option(options: Mapping[str, str], name: str, default: str | None = None) -> str | None:
@@ -142,6 +145,7 @@ class WriteOptions:
     batch_size: int  # XADDs per pipeline round trip
     idempotent: str  # off | auto | idmp | ids
     producer_id: str | None
+    fail_first_attempt_after: int | None = None
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> WriteOptions:
@@ -156,4 +160,9 @@ class WriteOptions:
             batch_size=_int_option(options, BATCH_SIZE, 1_000, 1),
             idempotent=mode,
             producer_id=get_option(options, PRODUCER_ID) or None,
+            fail_first_attempt_after=(
+                _int_option(options, FAIL_FIRST_ATTEMPT_AFTER, 0, 1)
+                if get_option(options, FAIL_FIRST_ATTEMPT_AFTER) is not None
+                else None
+            ),
         )
