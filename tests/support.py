@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -54,7 +55,9 @@ class ThreadedServer:
 
     def __init__(self, config_lines: list[str] | None = None, clock: Any = None) -> None:
         self.config = Config()
-        self.config.load_text(["save \"\"", *(config_lines or [])])
+        # A private dir: never load (or save) a dump.rdb lying in the working directory.
+        self._tmpdir = tempfile.mkdtemp(prefix="sluice-test-")
+        self.config.load_text(["save \"\"", f"dir {self._tmpdir}", *(config_lines or [])])
         self.server: Server | None = None
         self.clock = clock
         self.port = 0
@@ -100,6 +103,7 @@ class ThreadedServer:
             with contextlib.suppress(RuntimeError):
                 self.server.loop.call_soon_threadsafe(self.server.request_shutdown)
         self._thread.join(10)
+        shutil.rmtree(self._tmpdir, ignore_errors=True)
 
     def client(self, **kw: Any) -> redis.Redis:
         return redis.Redis(host="127.0.0.1", port=self.port, **kw)
@@ -118,6 +122,7 @@ class ProcessServer:
         self.port = free_port()
         self.args = args or []
         self.cwd = cwd
+        self._tmpdir = ""
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 15.0) -> ProcessServer:
@@ -127,6 +132,8 @@ class ProcessServer:
         else:
             cmd = [sys.executable, "-m", "sluice.server", "--port", str(self.port),
                    "--bind", "127.0.0.1", "--save", "", *self.args]
+        if self.cwd is None:  # never load a dump.rdb lying in the caller's directory
+            self.cwd = self._tmpdir = tempfile.mkdtemp(prefix=f"{self.kind}-test-")
         self.proc = subprocess.Popen(cmd, cwd=self.cwd, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.PIPE)
         deadline = time.monotonic() + timeout
@@ -162,6 +169,8 @@ class ProcessServer:
                 self.proc.wait(10)
         if self.proc is not None and self.proc.stderr is not None:
             self.proc.stderr.close()
+        if self._tmpdir:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
 
 
 @contextlib.contextmanager

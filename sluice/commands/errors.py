@@ -55,6 +55,14 @@ UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 MAX_CLIENTS = "ERR max number of clients reached"
 SCRIPTING_UNAVAILABLE = "ERR scripting is not available in this version of Sluice yet"
 
+# persistence (commands/persistence.py), checked against redis-server 7.0.15
+BUSYKEY = "BUSYKEY Target key name already exists."
+DUMP_PAYLOAD_INVALID = "ERR DUMP payload version or checksum are wrong"
+BAD_DATA_FORMAT = "ERR Bad data format"
+INVALID_TTL = "ERR Invalid TTL value, must be >= 0"
+INVALID_IDLETIME = "ERR Invalid IDLETIME value, must be >= 0"
+INVALID_FREQ = "ERR Invalid FREQ value, must be >= 0 and <= 255"
+
 
 def unknown_command(argv: list[bytes]) -> CommandError:
     """``ERR unknown command 'x', with args beginning with: 'a' 'b' `` as Redis words it."""

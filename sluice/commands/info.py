@@ -56,6 +56,9 @@ def _memory(s: Any) -> dict[str, Any]:
 
 
 def _persistence(s: Any) -> dict[str, Any]:
+    p = getattr(s, "persistence", None)
+    if p is not None:
+        return p.info_fields()  # type: ignore[no-any-return]
     if s.aof is not None and hasattr(s.aof, "info_fields"):
         return s.aof.info_fields()  # type: ignore[no-any-return]
     return {

@@ -57,6 +57,8 @@ class Server:
         self.monitors: list[Client] = []
         self.dirty = 0  # changes since the last save (and the AOF trigger)
         self.aof: Any = None  # persistence hook: feed(db, argvs), begin_multi, end_multi
+        self.persistence: Any = None  # snapshot.Persistence: loading, RDB, cron, shutdown
+        self.disk_error: str | None = None  # MISCONF text while writes must be refused
         self.acl: Any = None  # ACL hook: check(client, cmd, argv) -> CommandError | None
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
         self.listeners: list[asyncio.base_events.Server] = []
@@ -90,6 +92,10 @@ class Server:
 
         self.loop = asyncio.get_running_loop()
         self._shutdown = self.loop.create_future()
+        from .snapshot import Persistence
+
+        self.persistence = Persistence(self)
+        self.persistence.load()  # AOF or RDB, before the first client (raises LoadError)
 
         def factory() -> ClientProtocol:
             return ClientProtocol(self)
@@ -124,7 +130,9 @@ class Server:
 
     async def shutdown(self) -> None:
         """Orderly stop: persistence gets its last word, then everything is closed."""
-        if self.aof is not None:
+        if self.persistence is not None:
+            self.persistence.shutdown()
+        elif self.aof is not None:
             self.aof.shutdown()
         await self.close()
 
@@ -243,8 +251,8 @@ class Server:
                 if blocking.ready_keys:
                     blocking.handle_clients_blocked_on_keys()
                 self.process_unblocked_clients()
-            if self.aof is not None:
-                self.aof.before_write()  # appendfsync always: fsync before replies go out
+            if self.aof is not None and self.aof.before_write():
+                return  # appendfsync always: replies wait for the group commit's fsync
             pending, self.pending_writes = self.pending_writes, []
             for client in pending:
                 client.flush()
@@ -394,7 +402,9 @@ class Server:
                     if (client.bstate is None and client.multi is None and not client.monitor
                             and now - client.last_ms > timeout * 1000):
                         self.close_client(client)
-            if self.aof is not None:
+            if self.persistence is not None:
+                self.persistence.cron()
+            elif self.aof is not None:
                 self.aof.cron()
         except Exception:  # noqa: BLE001
             log.exception("cron failed")

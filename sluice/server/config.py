@@ -195,6 +195,19 @@ PARAMS: list[Param] = [
     Param("appendfsync", "enum", "everysec", choices=("always", "everysec", "no")),
     Param("appendfilename", "string", "appendonly.aof", flags=IMMUTABLE),
     Param("appenddirname", "string", "appendonlydir", flags=IMMUTABLE),
+    # persistence (sluice/server/persistence.py, snapshot.py; docs/persistence.md)
+    Param("aof-load-truncated", "bool", True),
+    Param("aof-use-rdb-preamble", "bool", True),
+    Param("aof-timestamp-enabled", "bool", False),
+    Param("aof-rewrite-incremental-fsync", "bool", True),
+    Param("no-appendfsync-on-rewrite", "bool", False),
+    Param("auto-aof-rewrite-percentage", "int", 100, 0, 2**31 - 1),
+    Param("auto-aof-rewrite-min-size", "memory", 64 * 1024 * 1024, 0, 2**63 - 1),
+    Param("rdbcompression", "bool", True),
+    Param("rdbchecksum", "bool", True, flags=IMMUTABLE),
+    Param("rdb-save-incremental-fsync", "bool", True),
+    Param("rdb-del-sync-files", "bool", False),
+    Param("stop-writes-on-bgsave-error", "bool", True),
     Param("maxmemory", "memory", 0, 0, 0),
 ]
 

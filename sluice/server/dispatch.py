@@ -78,6 +78,10 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         if denied is not None:
             reject(server, client, denied, cmd)
             return
+    if server.disk_error is not None and (cmd.flags & F.WRITE or cmd.name == "ping"):
+        # Redis's writeCommandsDeniedByDiskError: refuse writes (and PING) until the disk heals
+        reject(server, client, CommandError(server.disk_error), cmd)
+        return
     if client.multi is not None and argv[0].lower() not in _MULTI_IMMEDIATE:
         if cmd.flags & F.NO_MULTI:
             reject(server, client, CommandError("ERR Command not allowed inside a transaction"), cmd)
@@ -124,7 +128,11 @@ def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes]) -> Any:
     if duration >= server.config.slowlog_log_slower_than >= 0:
         server.slowlog_add(client, argv, duration)
     if server.dirty != dirty and server.aof is not None:
-        server.aof.feed(client.db.id, client.propagate_argv or [argv])
+        argvs = client.propagate_argv
+        if argvs is None:
+            argvs = [argv]
+        if argvs:  # [] means the handler logged its effects itself (EXEC)
+            server.aof.feed(client.db.id, argvs)
     if server.monitors and not cmd.flags & (F.SKIP_MONITOR | F.ADMIN):
         server.feed_monitors(client, argv)
     return reply

@@ -1,0 +1,184 @@
+"""Persistence commands: SAVE, BGSAVE, BGREWRITEAOF, LASTSAVE, DUMP, RESTORE.
+
+Handlers parse and reply; the work is done by ``server.persistence`` (``server/snapshot.py``),
+``server.aof`` (``server/persistence.py``) and ``storage/rdb.py`` (payloads).
+
+Mirrors Redis 7.0's ``saveCommand`` / ``bgsaveCommand`` (rdb.c), ``bgrewriteaofCommand``
+(aof.c), ``lastsaveCommand`` (server.c), ``dumpCommand`` / ``restoreCommand`` (cluster.c).
+RESTORE is logged to the AOF with an absolute TTL and ``ABSTTL``, as Redis propagates it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sluice.protocol import OK, SimpleString
+from sluice.storage import rdb
+
+from .args import Args
+from .errors import (
+    BAD_DATA_FORMAT,
+    BUSYKEY,
+    DUMP_PAYLOAD_INVALID,
+    INVALID_FREQ,
+    INVALID_IDLETIME,
+    INVALID_TTL,
+    SYNTAX,
+    CommandError,
+)
+from .spec import (
+    ACCESS,
+    ADMIN,
+    DENYOOM,
+    FAST,
+    LOADING,
+    NO_ASYNC_LOADING,
+    NO_MULTI,
+    NOSCRIPT,
+    OW,
+    READONLY,
+    RO,
+    STALE,
+    UPDATE,
+    WRITE,
+    A,
+    cmd,
+    key_at,
+)
+
+BG_SAVING = SimpleString(b"Background saving started")
+BG_SAVE_SCHEDULED = SimpleString(b"Background saving scheduled")
+BG_REWRITING = SimpleString(b"Background append only file rewriting started")
+BG_REWRITE_SCHEDULED = SimpleString(b"Background append only file rewriting scheduled")
+
+
+def _persistence(ctx: Any) -> Any:
+    p = ctx.server.persistence
+    if p is None:
+        raise CommandError("ERR persistence is not available on this server")
+    return p
+
+
+def save(ctx: Any, args: Args) -> Any:
+    p = _persistence(ctx)
+    if p.child_pid:
+        raise CommandError("ERR Background save already in progress")
+    if not p.save():
+        raise CommandError("ERR")
+    return OK
+
+
+def bgsave(ctx: Any, args: Args) -> Any:
+    schedule = False
+    if args:
+        if args.next_upper() != b"SCHEDULE" or args:
+            raise CommandError(SYNTAX)
+        schedule = True
+    p = _persistence(ctx)
+    aof = ctx.server.aof
+    if p.child_pid:
+        raise CommandError("ERR Background save already in progress")
+    if aof is not None and aof.child_pid and schedule:
+        p.bgsave_scheduled = True
+        return BG_SAVE_SCHEDULED
+    err = p.bgsave()
+    if err:
+        raise CommandError(err)
+    return BG_SAVING
+
+
+def bgrewriteaof(ctx: Any, args: Args) -> Any:
+    aof = ctx.server.aof
+    if aof is None:
+        raise CommandError("ERR Sluice only rewrites the AOF while appendonly is yes")
+    if aof.child_pid:
+        raise CommandError("ERR Background append only file rewriting already in progress")
+    err = aof.start_rewrite()
+    if err:
+        raise CommandError(err)
+    return BG_REWRITE_SCHEDULED if aof.rewrite_scheduled else BG_REWRITING
+
+
+def lastsave(ctx: Any, args: Args) -> Any:
+    return ctx.server.lastsave
+
+
+def dump(ctx: Any, args: Args) -> Any:
+    value = ctx.db.get(args.next())
+    if value is None:
+        return None
+    try:
+        return rdb.dump_payload(value, ctx.server.config.rdbcompression)
+    except TypeError as e:  # a value type without an RDB serialisation in this build
+        raise CommandError(f"ERR {e}") from None
+
+
+def restore(ctx: Any, args: Args) -> Any:
+    key = args.next()
+    ttl = args.next_int()
+    payload = args.next()
+    replace = absttl = False
+    while args:
+        opt = args.next_upper()
+        if opt == b"REPLACE":
+            replace = True
+        elif opt == b"ABSTTL":
+            absttl = True
+        elif opt == b"IDLETIME" and args:
+            if args.next_int() < 0:
+                raise CommandError(INVALID_IDLETIME)
+        elif opt == b"FREQ" and args:
+            freq = args.next_int()
+            if not 0 <= freq <= 255:
+                raise CommandError(INVALID_FREQ)
+        else:
+            raise CommandError(SYNTAX)
+    if ttl < 0:
+        raise CommandError(INVALID_TTL)
+    db = ctx.db
+    if not replace and db.get(key) is not None:
+        raise CommandError(BUSYKEY)
+    try:
+        value = rdb.load_payload(payload)
+    except rdb.RdbError as e:
+        msg = str(e)
+        raise CommandError(DUMP_PAYLOAD_INVALID if msg in ("bad checksum", "payload too short",
+                                                          "unsupported RDB version")
+                           else BAD_DATA_FORMAT) from None
+    except (ImportError, TypeError):
+        raise CommandError(BAD_DATA_FORMAT) from None
+    now = ctx.now_ms()
+    when = (ttl if absttl else now + ttl) if ttl else 0
+    if when and when <= now:  # already expired: the key just goes away
+        if replace and db.delete(key):
+            ctx.modified(key)
+            ctx.rewrite_argv([b"DEL", key])
+        return OK
+    db.set(key, value)
+    if when:
+        db.set_expire(key, when)
+        ctx.rewrite_argv([b"RESTORE", key, b"%d" % when, payload, b"REPLACE", b"ABSTTL"])
+    else:
+        ctx.rewrite_argv([b"RESTORE", key, b"0", payload, b"REPLACE"])
+    ctx.modified(key)
+    return OK
+
+
+COMMANDS = (
+    #   name            arity  flags                                      acl          keys                           handler
+    cmd("save",            1,  ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, A.NONE, None,                          save,
+        "Synchronously saves the database(s) to disk.", group="server"),
+    cmd("bgsave",         -1,  ADMIN | NOSCRIPT | NO_ASYNC_LOADING,       A.NONE,      None,                          bgsave,
+        "Asynchronously saves the database(s) to disk.", group="server", syntax="[SCHEDULE]"),
+    cmd("bgrewriteaof",    1,  ADMIN | NOSCRIPT | NO_ASYNC_LOADING,       A.NONE,      None,                          bgrewriteaof,
+        "Asynchronously rewrites the append-only file to disk.", group="server"),
+    cmd("lastsave",        1,  LOADING | STALE | FAST,                    A.ADMIN | A.DANGEROUS, None,                lastsave,
+        "Returns the Unix timestamp of the last successful save to disk.", group="server",
+        tips=("nondeterministic_output",)),
+    cmd("dump",            2,  READONLY,                                  A.KEYSPACE,  key_at(1, RO | ACCESS),        dump,
+        "Returns a serialized representation of the value stored at a key.", since="2.6.0",
+        tips=("nondeterministic_output",), syntax="key"),
+    cmd("restore",        -4,  WRITE | DENYOOM,                           A.KEYSPACE | A.DANGEROUS, key_at(1, OW | UPDATE), restore,
+        "Creates a key from the serialized representation of a value.", since="2.6.0",
+        syntax="key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]"),
+)

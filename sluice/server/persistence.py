@@ -1,0 +1,534 @@
+"""The append-only file at run time: ``server.aof`` (installed when ``appendonly yes``).
+
+Role: turn every write into RESP commands, get them to disk with the configured fsync policy,
+and rewrite the AOF in the background. The hook interface is what ``dispatch.py`` and
+``app.py`` call:
+
+* ``feed(db_id, argvs)`` after a command changed the dataset (``ctx.rewrite_argv`` gives the
+  effect to log instead of the request; relative expiries are made absolute here as a safety
+  net). A ``SELECT`` is prepended when the database changes, as Redis's ``feedAppendOnlyFile``.
+* ``begin_multi(db)`` / ``end_multi()`` around EXEC: ``MULTI`` is written lazily, before the
+  first command EXEC actually logs, and ``EXEC`` only if ``MULTI`` was.
+* ``before_write()`` from ``Server.before_return`` before replies are flushed. ``always``:
+  group commit, as Redis's ``beforeSleep`` + ``flushAppendOnlyFile``: the first caller in a
+  loop iteration schedules one commit for the start of the next iteration, every reply of the
+  current iteration is held, and the commit does one ``write`` + one ``fsync`` and then
+  flushes all held replies. So no reply leaves before its command is on disk, and 50 clients
+  cost one fsync, not fifty. ``everysec`` / ``no``: the buffer is written at once (a process
+  crash loses nothing acknowledged), replies are not held.
+* ``cron()`` (``hz`` times a second): ``everysec`` fsyncs in a worker thread at most once a
+  second; failed writes are retried; the automatic rewrite is started; a finished rewrite
+  child is reaped.
+* ``shutdown()``: write and fsync what is buffered.
+
+Disk errors (``ENOSPC``, ``EIO``): the unwritten buffer is kept (a partial write is cut back
+with ``ftruncate``), ``server.disk_error`` is set so dispatch refuses writes with Redis's
+``MISCONF Errors writing to the AOF file: ...``, and with ``always`` the replies of the failed
+batch stay held: nothing the disk does not have is ever acknowledged. The cron retries; when a
+write and fsync succeed the error clears and the held replies go out. (Redis exits instead
+under ``always``; holding is kinder and loses nothing.)
+
+Rewrite (``BGREWRITEAOF`` and ``auto-aof-rewrite-percentage``) follows Redis 7: flush, open a
+new incremental file and persist the manifest naming it, then ``fork()``: the child writes the
+new base from its copy-on-write view of the keyspace while the parent keeps appending to the
+new incremental file. When the child exits 0 the base is renamed into place, a manifest naming
+only the new base and the incremental files opened since the fork is persisted, and the old
+files are deleted. A failed rewrite leaves the old manifest, which is still complete.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import gc
+import logging
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from sluice.storage import aof as fmt
+from sluice.storage.aof import AofInfo, Manifest, encode_command, encode_select
+
+from . import rewrite
+
+if TYPE_CHECKING:
+    from .app import Server
+    from .client import Client
+
+log = logging.getLogger("sluice")
+
+_MULTI = encode_command([b"MULTI"])
+_EXEC = encode_command([b"EXEC"])
+
+
+def _absolute(argv: list[bytes], now_ms: int) -> list[bytes]:
+    """Relative expiries as absolute ones (Redis logs PEXPIREAT and SET ... PXAT)."""
+    name = argv[0].lower()
+    try:
+        if name in (b"expire", b"pexpire") and len(argv) >= 3:
+            n = int(argv[2])
+            when = now_ms + (n * 1000 if name == b"expire" else n)
+            return [b"PEXPIREAT", argv[1], b"%d" % when, *argv[3:]]
+        if name == b"expireat" and len(argv) >= 3:
+            return [b"PEXPIREAT", argv[1], b"%d" % (int(argv[2]) * 1000), *argv[3:]]
+        if name in (b"setex", b"psetex") and len(argv) == 4:
+            n = int(argv[2])
+            when = now_ms + (n * 1000 if name == b"setex" else n)
+            return [b"SET", argv[1], argv[3], b"PXAT", b"%d" % when]
+        if name == b"set" and len(argv) > 3:
+            out = list(argv[:3])
+            i = 3
+            while i < len(argv):
+                opt = argv[i].upper()
+                if opt in (b"EX", b"PX", b"EXAT") and i + 1 < len(argv):
+                    n = int(argv[i + 1])
+                    when = {b"EX": now_ms + n * 1000, b"PX": now_ms + n, b"EXAT": n * 1000}[opt]
+                    out += [b"PXAT", b"%d" % when]
+                    i += 2
+                    continue
+                out.append(argv[i])
+                i += 1
+            return out
+        if name == b"getex" and len(argv) >= 3:
+            opt = argv[2].upper()
+            if opt == b"PERSIST":
+                return [b"PERSIST", argv[1]]
+            if opt in (b"EX", b"PX", b"EXAT", b"PXAT") and len(argv) >= 4:
+                n = int(argv[3])
+                when = {b"EX": now_ms + n * 1000, b"PX": now_ms + n, b"EXAT": n * 1000,
+                        b"PXAT": n}[opt]
+                return [b"PEXPIREAT", argv[1], b"%d" % when]
+    except ValueError:
+        pass
+    return argv
+
+
+class AppendOnlyFile:
+    """The AOF of one server: the manifest, the open incremental file, the write buffer."""
+
+    def __init__(self, server: Server, directory: str, manifest: Manifest) -> None:
+        self.server = server
+        self.config = server.config
+        self.directory = directory  # <dir>/<appenddirname>
+        self.manifest = manifest
+        self.buf = bytearray()  # commands not yet written
+        self.selected_db = -1  # the db the file's last SELECT chose (-1: none yet)
+        self.multi_db: int | None = None  # EXEC began; MULTI not written yet
+        self.multi_open = False  # MULTI written, EXEC not yet
+        self.fd = -1  # the incremental file we append to
+        self.incr_size = 0  # its size as far as our writes are concerned
+        self.base_size = 0
+        self.current_size = 0  # base + incremental files: aof_current_size
+        self.rewrite_base_size = 0  # aof_current_size after the last rewrite
+        self.commit_scheduled = False
+        self.held: list[Client] = []  # clients whose replies wait for a failed write
+        self.unsynced = False  # written but not fsynced
+        self.last_fsync = time.monotonic()
+        self.fsync_in_flight = False
+        self.delayed_fsync = 0
+        self.write_error: OSError | None = None
+        self.fsync_error: OSError | None = None
+        # rewrite state
+        self.child_pid = 0
+        self.child_temp = ""
+        self.child_started = 0.0
+        self.rewrite_first_incr = 0  # index in manifest.incrs of the first file to keep
+        self.rewrite_scheduled = False
+        self.last_rewrite_time = -1
+        self.last_rewrite_ok = True
+        self.rewrites = 0
+        self.rewrite_failures = 0
+        self.write = os.write  # replaceable by tests (fault injection)
+        self.fsync = os.fsync
+
+    # -- opening --------------------------------------------------------------------------
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.directory, name)
+
+    def open_incr(self, info: AofInfo) -> None:
+        fd = os.open(self.path(info.name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if self.fd >= 0:
+            self._close_later(self.fd)
+        self.fd = fd
+        self.incr_size = os.fstat(fd).st_size
+        self.selected_db = -1
+
+    def _close_later(self, fd: int) -> None:
+        """An old incremental file: fsync and close it off the loop (Redis's bio close)."""
+        def work() -> None:
+            try:
+                if self.config.appendfsync != "no":
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+
+        loop = self.server.loop
+        if loop is not None and loop.is_running():
+            loop.run_in_executor(None, work)
+        else:
+            work()
+
+    def recompute_sizes(self) -> None:
+        base = self.manifest.base
+        self.base_size = os.path.getsize(self.path(base.name)) if base else 0
+        incrs = sum(os.path.getsize(self.path(i.name)) for i in self.manifest.incrs
+                    if os.path.exists(self.path(i.name)))
+        self.current_size = self.base_size + incrs
+
+    def persist_manifest(self, manifest: Manifest | None = None) -> None:
+        m = manifest or self.manifest
+        fmt.write_durably(self.path(fmt.manifest_name(self.config.appendfilename)), m.format())
+
+    # -- the hooks dispatch calls --------------------------------------------------------------
+
+    def feed(self, db_id: int, argvs: list[list[bytes]]) -> None:
+        buf = self.buf
+        if self.multi_db is not None:
+            if self.selected_db != self.multi_db:
+                buf += encode_select(self.multi_db)
+                self.selected_db = self.multi_db
+            buf += _MULTI
+            self.multi_db = None
+            self.multi_open = True
+        if db_id != self.selected_db:
+            buf += encode_select(db_id)
+            self.selected_db = db_id
+        now = self.server.keyspace.clock.now_ms()
+        for argv in argvs:
+            buf += encode_command(_absolute(argv, now))
+
+    def begin_multi(self, db_id: int) -> None:
+        self.multi_db = db_id
+
+    def end_multi(self) -> None:
+        self.multi_db = None
+        if self.multi_open:
+            self.buf += _EXEC
+            self.multi_open = False
+
+    def before_write(self) -> bool:
+        """Called before replies are flushed; True means: hold them (the AOF flushes later)."""
+        if not self.buf or self.write_error is not None or self.fsync_error is not None:
+            return False
+        if self.config.appendfsync == "always":
+            if not self.commit_scheduled:
+                self.commit_scheduled = True
+                self.server.loop.call_soon(self._commit)
+            return True
+        self._try_write()
+        return False
+
+    def _commit(self) -> None:
+        """Group commit (``always``): one write, one fsync, then every held reply goes out."""
+        self.commit_scheduled = False
+        if self._try_write() and self._try_fsync():
+            self.server.before_return()
+            return
+        # The batch is not on disk: its replies wait (self.held) until the cron's retry works.
+        self.held.extend(self.server.pending_writes)
+        self.server.pending_writes = []
+        self.server.before_return()
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _try_write(self) -> bool:
+        buf = self.buf
+        if not buf:
+            return True
+        written = 0
+        try:
+            view = memoryview(buf)
+            while written < len(buf):
+                written += self.write(self.fd, view[written:])
+            view.release()
+        except OSError as e:
+            view.release()
+            if written:
+                try:  # cut the partial command off, as Redis does, so the file stays parseable
+                    os.ftruncate(self.fd, self.incr_size)
+                    written = 0
+                except OSError:
+                    pass
+            del buf[:written]
+            self.incr_size += written
+            self.current_size += written
+            self._set_write_error(e)
+            return False
+        self.incr_size += written
+        self.current_size += written
+        buf.clear()
+        self.unsynced = True
+        if self.write_error is not None:
+            log.warning("AOF write error looks solved, Redis can write again.")
+            self.write_error = None
+            self._update_disk_error()
+        return True
+
+    def _try_fsync(self) -> bool:
+        try:
+            self.fsync(self.fd)
+        except OSError as e:
+            self.fsync_error = e
+            self._update_disk_error()
+            log.warning("Can't persist append only file to disk. fsync: %s", e.strerror)
+            return False
+        self.unsynced = False
+        self.last_fsync = time.monotonic()
+        if self.fsync_error is not None:
+            self.fsync_error = None
+            self._update_disk_error()
+        return True
+
+    def _set_write_error(self, e: OSError) -> None:
+        if self.write_error is None:
+            if e.errno == errno.ENOSPC:
+                log.warning("Error writing to the AOF file: No space left on device")
+            else:
+                log.warning("Error writing to the AOF file: %s", e.strerror)
+        self.write_error = e
+        self._update_disk_error()
+
+    def _update_disk_error(self) -> None:
+        p = getattr(self.server, "persistence", None)
+        if p is not None:
+            p.refresh_disk_error()
+        else:
+            self.server.disk_error = self.disk_error()
+
+    def disk_error(self) -> str | None:
+        """Redis's MISCONF text while a write or fsync error stands, else None."""
+        err = self.write_error or self.fsync_error
+        if err is None:
+            return None
+        return f"MISCONF Errors writing to the AOF file: {err.strerror or os.strerror(err.errno or 0)}"
+
+    def _background_fsync(self) -> None:
+        self.fsync_in_flight = True
+        self.unsynced = False
+        fd = self.fd
+
+        def done(fut: asyncio.Future[None]) -> None:
+            self.fsync_in_flight = False
+            exc = fut.exception()
+            if isinstance(exc, OSError):
+                self.fsync_error = exc
+                self.unsynced = True
+                self._update_disk_error()
+            else:
+                self.last_fsync = time.monotonic()
+                if self.fsync_error is not None:
+                    self.fsync_error = None
+                    self._update_disk_error()
+
+        self.server.loop.run_in_executor(None, self.fsync, fd).add_done_callback(done)
+
+    def retry_after_error(self) -> None:
+        """Cron: try again to write (and fsync) what a disk error left behind."""
+        if self.write_error is None and self.fsync_error is None:
+            return
+        if not self._try_write():
+            return
+        if (self.config.appendfsync == "always" or self.fsync_error is not None) \
+                and not self._try_fsync():
+            return
+        if self.held:
+            pending = self.server.pending_writes
+            for c in self.held:
+                if not c.closed:
+                    pending.append(c)
+            self.held = []
+
+    def cron(self) -> None:
+        self.retry_after_error()
+        if self.buf and self.config.appendfsync != "always":
+            self._try_write()
+        if (self.config.appendfsync == "everysec" and self.unsynced and not self.fsync_in_flight
+                and time.monotonic() - self.last_fsync >= 1.0):
+            self._background_fsync()
+        elif self.fsync_in_flight and time.monotonic() - self.last_fsync >= 2.0:
+            self.delayed_fsync += 1
+        self.reap_child()
+        if not self.child_pid:
+            if self.rewrite_scheduled:
+                self.rewrite_scheduled = False
+                self.start_rewrite()
+            else:
+                self._maybe_auto_rewrite()
+
+    def flush_and_sync(self) -> None:
+        """Write and fsync everything now (shutdown, before a rewrite, DEBUG RELOAD)."""
+        if self._try_write() and self.unsynced and self.config.appendfsync != "no":
+            self._try_fsync()
+
+    def shutdown(self) -> None:
+        self.flush_and_sync()
+        if self.fsync_in_flight or self.unsynced:
+            try:
+                os.fsync(self.fd)
+            except OSError as e:
+                log.warning("Error syncing the AOF on shutdown: %s", e.strerror)
+        self.kill_child()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    # -- rewrite ---------------------------------------------------------------------------
+
+    def _maybe_auto_rewrite(self) -> None:
+        pct = self.config.auto_aof_rewrite_percentage
+        if not pct or self.current_size < self.config.auto_aof_rewrite_min_size:
+            return
+        base = self.rewrite_base_size or 1
+        growth = (self.current_size - base) * 100 // base
+        if growth >= pct:
+            log.info("Starting automatic rewriting of AOF on %d%% growth", growth)
+            self.start_rewrite()
+
+    def start_rewrite(self) -> str | None:
+        """BGREWRITEAOF: returns an error text, or None when the child is running."""
+        if self.child_pid:
+            return "ERR Background append only file rewriting already in progress"
+        snapshots = getattr(self.server, "persistence", None)
+        if snapshots is not None and snapshots.child_pid:
+            self.rewrite_scheduled = True
+            return None
+        self.flush_and_sync()
+        new = self.manifest.copy()
+        info = new.new_incr(self.config.appendfilename)
+        try:
+            fd = os.open(self.path(info.name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.close(fd)
+            self.persist_manifest(new)
+        except OSError as e:
+            log.warning("Can't open the append-only file for rewrite: %s", e.strerror)
+            self.last_rewrite_ok = False
+            return f"ERR Can't open the append-only file: {e.strerror}"
+        self.manifest = new
+        self.open_incr(info)
+        self.rewrite_first_incr = len(new.incrs) - 1
+        self.child_temp = self.path(f"temp-rewriteaof-bg-{os.getpid()}.aof")
+        use_rdb = self.config.aof_use_rdb_preamble
+        pid = fork_writer(self.server, lambda: rewrite.write_aof_base(
+            self.server, self.child_temp, use_rdb))
+        if pid < 0:
+            self.last_rewrite_ok = False
+            return "ERR Can't fork"
+        self.child_pid = pid
+        self.child_started = time.monotonic()
+        log.info("Background append only file rewriting started by pid %d", pid)
+        return None
+
+    def reap_child(self) -> None:
+        if not self.child_pid:
+            return
+        try:
+            pid, status = os.waitpid(self.child_pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = self.child_pid, 1 << 8
+        if pid == 0:
+            return
+        self.child_pid = 0
+        self.last_rewrite_time = int(time.monotonic() - self.child_started)
+        if os.waitstatus_to_exitcode(status) == 0 and self._install_rewrite():
+            self.last_rewrite_ok = True
+            self.rewrites += 1
+            self.rewrite_failures = 0
+            log.info("Background AOF rewrite finished successfully")
+        else:
+            self.last_rewrite_ok = False
+            self.rewrite_failures += 1
+            log.warning("Background AOF rewrite terminated with error")
+            with _suppress():
+                os.unlink(self.child_temp)
+
+    def _install_rewrite(self) -> bool:
+        new = self.manifest.copy()
+        base = new.new_base(self.config.appendfilename, self.config.aof_use_rdb_preamble)
+        old = new.history + new.incrs[: self.rewrite_first_incr]
+        new.incrs = new.incrs[self.rewrite_first_incr :]
+        new.history = []
+        try:
+            os.replace(self.child_temp, self.path(base.name))
+            self.persist_manifest(new)
+        except OSError as e:
+            log.warning("Error installing the rewritten AOF: %s", e.strerror)
+            return False
+        self.manifest = new
+        for info in old:
+            if info.name != base.name:
+                with _suppress():
+                    os.unlink(self.path(info.name))
+        self.recompute_sizes()
+        self.rewrite_base_size = self.current_size
+        return True
+
+    def kill_child(self) -> None:
+        if self.child_pid:
+            with _suppress():
+                os.kill(self.child_pid, 9)
+                os.waitpid(self.child_pid, 0)
+            with _suppress():
+                os.unlink(self.child_temp)
+            self.child_pid = 0
+
+    def info_fields(self) -> dict[str, Any]:
+        return {
+            "aof_enabled": 1,
+            "aof_rewrite_in_progress": int(bool(self.child_pid)),
+            "aof_rewrite_scheduled": int(self.rewrite_scheduled),
+            "aof_last_rewrite_time_sec": self.last_rewrite_time,
+            "aof_current_rewrite_time_sec": int(time.monotonic() - self.child_started)
+            if self.child_pid else -1,
+            "aof_last_bgrewrite_status": "ok" if self.last_rewrite_ok else "err",
+            "aof_rewrites": self.rewrites,
+            "aof_rewrites_consecutive_failures": self.rewrite_failures,
+            "aof_last_write_status": "err" if self.write_error or self.fsync_error else "ok",
+            "aof_last_cow_size": 0,
+            "module_fork_in_progress": 0,
+            "module_fork_last_cow_size": 0,
+            "aof_current_size": self.current_size,
+            "aof_base_size": self.base_size,
+            "aof_pending_rewrite": int(self.rewrite_scheduled),
+            "aof_buffer_length": len(self.buf),
+            "aof_pending_bio_fsync": int(self.fsync_in_flight),
+            "aof_delayed_fsync": self.delayed_fsync,
+        }
+
+
+class _suppress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return exc[0] is not None and issubclass(exc[0], OSError)  # type: ignore[arg-type]
+
+
+def fork_writer(server: Server, work: Any) -> int:
+    """Fork a child that runs ``work()`` on a copy-on-write view of the keyspace and exits.
+
+    The parent's stall is the ``fork()`` itself (page tables). ``gc.freeze()`` keeps the
+    collector from touching (and so copying) every object in either process meanwhile.
+    Returns the child's pid, or -1.
+    """
+    gc.freeze()
+    try:
+        pid = os.fork()
+    except OSError as e:
+        gc.unfreeze()
+        log.warning("Can't fork: %s", e.strerror)
+        return -1
+    if pid == 0:  # the child: no event loop, no logging (locks may be held), just the file
+        code = 1
+        try:
+            gc.disable()
+            work()
+            code = 0
+        except BaseException:  # noqa: BLE001
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    gc.unfreeze()
+    return pid

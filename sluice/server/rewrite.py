@@ -1,0 +1,101 @@
+"""Writing the keyspace out: the AOF base (as commands or as RDB) and snapshots.
+
+Role: code that runs in a forked child (or, for SAVE and the first base, in the server) and
+turns the keyspace into a file. Commands are generated per value type from ``EMITTERS``
+(``type name -> fn(key, value) -> argvs``), mirroring Redis's ``rewriteAppendOnlyFileRio``:
+strings as ``SET``, lists as ``RPUSH`` in batches of 64 items (``AOF_REWRITE_ITEMS_PER_CMD``),
+then ``PEXPIREAT`` for keys with a TTL. A value type whose family registers no emitter makes
+the rewrite fail loudly rather than drop data.
+
+Files are written to a temp name, fsynced, and renamed by the caller (the parent installs a
+rewritten base only after the child exited 0).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from sluice.storage.aof import encode_command, encode_select
+from sluice.storage.keyspace import type_name
+
+if TYPE_CHECKING:
+    from .app import Server
+
+ITEMS_PER_CMD = 64
+
+Emitter = Callable[[bytes, Any], Iterable[list[bytes]]]
+EMITTERS: dict[bytes, Emitter] = {}
+
+
+def register_emitter(type_name_: bytes, fn: Emitter) -> None:
+    """Families register how a value of theirs is rewritten as commands."""
+    EMITTERS[type_name_] = fn
+
+
+def _emit_string(key: bytes, value: bytes) -> Iterator[list[bytes]]:
+    yield [b"SET", key, value]
+
+
+def _emit_list(key: bytes, value: Any) -> Iterator[list[bytes]]:
+    batch: list[bytes] = []
+    for item in value:
+        batch.append(item)
+        if len(batch) == ITEMS_PER_CMD:
+            yield [b"RPUSH", key, *batch]
+            batch = []
+    if batch:
+        yield [b"RPUSH", key, *batch]
+
+
+register_emitter(b"string", _emit_string)
+register_emitter(b"list", _emit_list)
+
+
+def iter_commands(server: Server) -> Iterator[bytes]:
+    """RESP chunks that rebuild the keyspace (expired keys skipped)."""
+    now = server.keyspace.clock.now_ms()
+    for db in server.keyspace.dbs:
+        if not db.data:
+            continue
+        yield encode_select(db.id)
+        expires = db.expires
+        for key, value in db.data.items():
+            when = expires.get(key)
+            if when is not None and when <= now:
+                continue
+            tname = type_name(value)
+            emit = EMITTERS.get(tname)
+            if emit is None:
+                raise TypeError(f"no AOF rewrite for values of type {tname.decode()}")
+            for argv in emit(key, value):
+                yield encode_command(argv)
+            if when is not None:
+                yield encode_command([b"PEXPIREAT", key, b"%d" % when])
+
+
+def write_file(path: str, chunks: Iterable[bytes]) -> None:
+    """Write chunks to ``path`` in large writes, then fsync."""
+    with open(path, "wb", buffering=0) as f:
+        pending: list[bytes] = []
+        size = 0
+        for chunk in chunks:
+            pending.append(chunk)
+            size += len(chunk)
+            if size >= 1 << 20:
+                f.write(b"".join(pending))
+                pending, size = [], 0
+        if pending:
+            f.write(b"".join(pending))
+        os.fsync(f.fileno())
+
+
+def write_aof_base(server: Server, path: str, use_rdb: bool) -> None:
+    """The new base of an AOF rewrite: an RDB file (preamble) or plain commands."""
+    if use_rdb:
+        from sluice.storage import rdb
+
+        write_file(path, rdb.dump_keyspace(server.keyspace, aof_base=True))
+    else:
+        write_file(path, iter_commands(server))

@@ -1,0 +1,364 @@
+"""Persistence as a whole: ``server.persistence`` (always installed by ``Server.start``).
+
+Role: start-up loading (AOF when ``appendonly yes``, else the RDB file), RDB snapshots (SAVE,
+BGSAVE in a forked child, the ``save <seconds> <changes>`` schedule, save on shutdown, DEBUG
+RELOAD), switching the AOF on and off at run time, the ``MISCONF`` state that dispatch checks
+(``server.disk_error``), and INFO persistence with Redis's field names.
+
+Mirrors Redis 7.0's ``rdbSave`` / ``rdbSaveBackground`` / ``backgroundSaveDoneHandler``
+(rdb.c), the save-point check of ``serverCron``, ``prepareForShutdown``,
+``writeCommandsDeniedByDiskError`` and ``startAppendOnly`` / ``stopAppendOnly`` (aof.c).
+
+Invariants:
+- At most one fork child at a time (BGSAVE or AOF rewrite); a BGREWRITEAOF asked for while a
+  BGSAVE runs is scheduled, as in Redis.
+- Snapshot files are written to ``temp-<pid>.rdb``, fsynced, renamed over ``dbfilename``,
+  and the directory fsynced: a crash leaves the old snapshot or the new one, never half.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from sluice.storage import aof as fmt
+
+from . import rewrite
+from .loading import LoadError, load_aof, load_rdb_file
+from .persistence import AppendOnlyFile, fork_writer
+
+if TYPE_CHECKING:
+    from .app import Server
+
+log = logging.getLogger("sluice")
+
+BGSAVE_RETRY_DELAY = 5  # seconds before a failed BGSAVE is retried by the schedule
+RDB_ERROR = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist "
+    "to disk. Commands that may modify the data set are disabled, because this instance is "
+    "configured to report errors during writes if RDB snapshotting fails "
+    "(stop-writes-on-bgsave-error option). Please check the Redis logs for details about the "
+    "RDB error."
+)
+
+
+class Persistence:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.config = server.config
+        self.child_pid = 0  # BGSAVE child
+        self.child_started = 0.0
+        self.dirty_at_fork = 0
+        self.last_bgsave_ok = True
+        self.last_bgsave_try = 0.0
+        self.last_bgsave_time = -1
+        self.rdb_saves = 0
+        self.keys_loaded = 0
+        self.keys_expired_on_load = 0
+        self.loading = False
+        self.shut_down = False
+        self.bgsave_scheduled = False  # BGSAVE SCHEDULE while an AOF rewrite runs
+        self.config.on_change("appendonly", self._appendonly_changed)
+
+    # -- paths ----------------------------------------------------------------------------
+
+    @property
+    def rdb_path(self) -> str:
+        return os.path.join(self.config.dir, self.config.dbfilename)
+
+    @property
+    def aof_dir(self) -> str:
+        return os.path.join(self.config.dir, self.config.appenddirname)
+
+    # -- start-up ---------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Load the dataset from disk as redis-server does at start. Raises LoadError."""
+        server = self.server
+        started = time.monotonic()
+        self.loading = True
+        try:
+            if self.config.appendonly:
+                server.aof = self.open_aof(load=True)
+                what = "append only file"
+            elif os.path.exists(self.rdb_path):
+                self.keys_loaded = load_rdb_file(server, self.rdb_path)
+                what = "disk"
+            else:
+                return
+        finally:
+            self.loading = False
+            server.dirty = 0
+        log.info("DB loaded from %s: %.3f seconds", what, time.monotonic() - started)
+
+    def open_aof(self, load: bool) -> AppendOnlyFile:
+        """Open (and with ``load``, replay) the AOF; create it when there is none."""
+        directory = self.aof_dir
+        name = self.config.appendfilename
+        mpath = os.path.join(directory, fmt.manifest_name(name))
+        if os.path.exists(mpath):
+            with open(mpath, encoding="utf-8", errors="surrogateescape") as f:
+                try:
+                    manifest = fmt.Manifest.parse(f.read())
+                except fmt.ManifestError as e:
+                    raise LoadError(f"{e} ({mpath})") from None
+            if load:
+                self.keys_loaded = load_aof(self.server, directory, manifest)
+            aof = AppendOnlyFile(self.server, directory, manifest)
+            if not manifest.incrs:
+                info = manifest.new_incr(name)
+                aof.open_incr(info)
+                aof.persist_manifest()
+            else:
+                aof.open_incr(manifest.incrs[-1])
+        else:
+            # No AOF yet: write a base from what we hold (empty at start), an empty
+            # incremental file, then the manifest naming both, as Redis 7 does.
+            os.makedirs(directory, exist_ok=True)
+            manifest = fmt.Manifest()
+            aof = AppendOnlyFile(self.server, directory, manifest)
+            base = manifest.new_base(name, self.config.aof_use_rdb_preamble)
+            tmp = aof.path("temp-" + base.name)
+            rewrite.write_aof_base(self.server, tmp, self.config.aof_use_rdb_preamble)
+            os.replace(tmp, aof.path(base.name))
+            aof.open_incr(manifest.new_incr(name))
+            aof.persist_manifest()
+        aof.recompute_sizes()
+        aof.rewrite_base_size = aof.current_size
+        return aof
+
+    def _appendonly_changed(self, on: bool) -> None:
+        server = self.server
+        if on and server.aof is None:
+            # Redis starts a background rewrite here; we write the first base in the loop
+            # (a stall proportional to the dataset) so the manifest is complete at once.
+            server.aof = self.open_aof(load=False) if not os.path.exists(
+                os.path.join(self.aof_dir, fmt.manifest_name(self.config.appendfilename))
+            ) else self._fresh_aof()
+        elif not on and server.aof is not None:
+            server.aof.shutdown()
+            server.aof = None
+            self.refresh_disk_error()
+
+    def _fresh_aof(self) -> AppendOnlyFile:
+        """AOF switched on over an old directory: rewrite it from the current dataset."""
+        aof = self.open_aof(load=False)
+        aof.flush_and_sync()
+        manifest = aof.manifest.copy()
+        old = manifest.files() + manifest.history
+        base = manifest.new_base(self.config.appendfilename, self.config.aof_use_rdb_preamble)
+        manifest.history = []
+        manifest.incrs = []
+        tmp = aof.path("temp-" + base.name)
+        rewrite.write_aof_base(self.server, tmp, self.config.aof_use_rdb_preamble)
+        os.replace(tmp, aof.path(base.name))
+        info = manifest.new_incr(self.config.appendfilename)
+        aof.manifest = manifest
+        aof.open_incr(info)
+        aof.persist_manifest()
+        for f in old:
+            if f.name not in (base.name, info.name):
+                try:
+                    os.unlink(aof.path(f.name))
+                except OSError:
+                    pass
+        aof.recompute_sizes()
+        aof.rewrite_base_size = aof.current_size
+        return aof
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def save(self) -> bool:
+        """SAVE: write the snapshot in the loop. True on success."""
+        from sluice.storage import rdb
+
+        tmp = os.path.join(self.config.dir, f"temp-{os.getpid()}.rdb")
+        try:
+            rewrite.write_file(tmp, rdb.dump_keyspace(
+                self.server.keyspace, compress=self.config.rdbcompression,
+                checksum=self.config.rdbchecksum))
+            os.replace(tmp, self.rdb_path)
+            fmt.fsync_dir(self.config.dir)
+        except (OSError, TypeError) as e:
+            log.warning("Failed opening the temp RDB file %s (in server root dir %s) for saving:"
+                        " %s", os.path.basename(tmp), self.config.dir, e)
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            self.last_bgsave_ok = False
+            self.refresh_disk_error()
+            return False
+        log.info("DB saved on disk")
+        self.server.dirty = 0
+        self.server.lastsave = int(time.time())
+        self.last_bgsave_ok = True
+        self.rdb_saves += 1
+        self.refresh_disk_error()
+        return True
+
+    def bgsave(self) -> str | None:
+        """BGSAVE: fork a child that writes the snapshot. Returns an error text or None."""
+        if self.child_pid:
+            return "ERR Background save already in progress"
+        if self.server.aof is not None and self.server.aof.child_pid:
+            return ("ERR Another child process is active (AOF?): can't BGSAVE right now. Use "
+                    "BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
+        from sluice.storage import rdb
+
+        cfg, keyspace = self.config, self.server.keyspace
+        path = self.rdb_path
+
+        def work() -> None:
+            tmp = os.path.join(cfg.dir, f"temp-{os.getpid()}.rdb")
+            rewrite.write_file(tmp, rdb.dump_keyspace(keyspace, compress=cfg.rdbcompression,
+                                                      checksum=cfg.rdbchecksum))
+            os.replace(tmp, path)
+            fmt.fsync_dir(cfg.dir)
+
+        self.last_bgsave_try = time.time()
+        pid = fork_writer(self.server, work)
+        if pid < 0:
+            self.last_bgsave_ok = False
+            self.refresh_disk_error()
+            return "ERR Can't fork"
+        self.child_pid = pid
+        self.child_started = time.monotonic()
+        self.dirty_at_fork = self.server.dirty
+        log.info("Background saving started by pid %d", pid)
+        return None
+
+    def reap_child(self) -> None:
+        if not self.child_pid:
+            return
+        try:
+            pid, status = os.waitpid(self.child_pid, os.WNOHANG)
+        except ChildProcessError:
+            pid, status = self.child_pid, 1 << 8
+        if pid == 0:
+            return
+        self.child_pid = 0
+        self.last_bgsave_time = int(time.monotonic() - self.child_started)
+        if os.waitstatus_to_exitcode(status) == 0:
+            log.info("Background saving terminated with success")
+            self.server.dirty -= self.dirty_at_fork
+            self.server.lastsave = int(time.time())
+            self.last_bgsave_ok = True
+            self.rdb_saves += 1
+        else:
+            log.warning("Background saving error")
+            self.last_bgsave_ok = False
+            try:
+                os.unlink(os.path.join(self.config.dir, f"temp-{pid}.rdb"))
+            except OSError:
+                pass
+        self.refresh_disk_error()
+        aof = self.server.aof
+        if aof is not None and aof.rewrite_scheduled and not aof.child_pid:
+            aof.rewrite_scheduled = False
+            aof.start_rewrite()
+
+    def cron(self) -> None:
+        self.reap_child()
+        aof = self.server.aof
+        if aof is not None:
+            aof.cron()
+        if self.child_pid or (aof is not None and aof.child_pid):
+            return
+        if self.bgsave_scheduled:
+            self.bgsave_scheduled = False
+            self.bgsave()
+            return
+        now = time.time()
+        dirty = self.server.dirty
+        for seconds, changes in self.config.save:
+            if (dirty >= changes and now - self.server.lastsave > seconds
+                    and (self.last_bgsave_ok or now - self.last_bgsave_try > BGSAVE_RETRY_DELAY)):
+                log.info("%d changes in %d seconds. Saving...", changes, seconds)
+                self.bgsave()
+                break
+
+    def shutdown(self, save: bool | None = None) -> str | None:
+        """Before exit: sync the AOF, save if configured (or asked). Returns an error text."""
+        if self.shut_down:
+            return None
+        if self.child_pid:
+            try:
+                os.kill(self.child_pid, 9)
+                os.waitpid(self.child_pid, 0)
+            except OSError:
+                pass
+            self.child_pid = 0
+        aof = self.server.aof
+        if aof is not None:
+            aof.flush_and_sync()
+        if save or (save is None and self.config.save):
+            log.info("Saving the final RDB snapshot before exiting.")
+            if not self.save():
+                return "ERR Errors trying to SHUTDOWN. Check logs."
+        if aof is not None:
+            aof.shutdown()
+        self.shut_down = True
+        return None
+
+    def shutdown_save(self, save: bool | None) -> str | None:
+        """For SHUTDOWN [SAVE|NOSAVE]: None means go ahead; a text is the error to reply."""
+        return self.shutdown(save)
+
+    def debug_reload(self) -> bool:
+        """DEBUG RELOAD: save, flush, load the snapshot back."""
+        if not self.save():
+            return False
+        for db in self.server.keyspace.dbs:
+            db.flush()
+        load_rdb_file(self.server, self.rdb_path)
+        self.server.dirty = 0
+        return True
+
+    # -- state for dispatch and INFO ---------------------------------------------------------
+
+    def refresh_disk_error(self) -> None:
+        if self.config.stop_writes_on_bgsave_error and self.config.save \
+                and not self.last_bgsave_ok:
+            self.server.disk_error = RDB_ERROR
+            return
+        aof = self.server.aof
+        self.server.disk_error = aof.disk_error() if aof is not None else None
+
+    def info_fields(self) -> dict[str, Any]:
+        s = self.server
+        fields: dict[str, Any] = {
+            "loading": int(self.loading),
+            "async_loading": 0,
+            "current_cow_peak": 0,
+            "current_cow_size": 0,
+            "current_cow_size_age": 0,
+            "current_fork_perc": "0.00",
+            "current_save_keys_processed": 0,
+            "current_save_keys_total": 0,
+            "rdb_changes_since_last_save": s.dirty,
+            "rdb_bgsave_in_progress": int(bool(self.child_pid)),
+            "rdb_last_save_time": s.lastsave,
+            "rdb_last_bgsave_status": "ok" if self.last_bgsave_ok else "err",
+            "rdb_last_bgsave_time_sec": self.last_bgsave_time,
+            "rdb_current_bgsave_time_sec": int(time.monotonic() - self.child_started)
+            if self.child_pid else -1,
+            "rdb_saves": self.rdb_saves,
+            "rdb_last_cow_size": 0,
+            "rdb_last_load_keys_expired": self.keys_expired_on_load,
+            "rdb_last_load_keys_loaded": self.keys_loaded,
+        }
+        if s.aof is not None:
+            fields.update(s.aof.info_fields())
+        else:
+            fields.update({
+                "aof_enabled": 0, "aof_rewrite_in_progress": 0, "aof_rewrite_scheduled": 0,
+                "aof_last_rewrite_time_sec": -1, "aof_current_rewrite_time_sec": -1,
+                "aof_last_bgrewrite_status": "ok", "aof_rewrites": 0,
+                "aof_rewrites_consecutive_failures": 0, "aof_last_write_status": "ok",
+                "aof_last_cow_size": 0, "module_fork_in_progress": 0,
+                "module_fork_last_cow_size": 0,
+            })
+        return fields
