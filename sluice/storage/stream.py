@@ -40,6 +40,7 @@ import bisect
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Literal
 
+from sluice.storage.keyspace import register_type
 from sluice.storage.stream_errors import (
     BusyGroupError,
     IdmpConfigError,
@@ -657,8 +658,50 @@ class Stream:
         """Groups in Redis's reply order (its rax sorts names bytewise)."""
         return [self.groups[n] for n in sorted(self.groups)]
 
+    # ------------------------------------------------------- keyspace hooks
+
+    def encoding(self) -> bytes:
+        """OBJECT ENCODING: Redis reports every stream as ``stream``."""
+        return b"stream"
+
+    def copy(self) -> Stream:
+        """COPY: an independent deep copy, groups, PELs, consumers and IDMP state included."""
+        from sluice.storage.stream_group import Consumer, ConsumerGroup, PendingEntry
+
+        dup = Stream()
+        for node in self._nodes:
+            n = Node.__new__(Node)
+            for slot in Node.__slots__:
+                setattr(n, slot, getattr(node, slot))
+            n.ms, n.seq, n.data = node.ms[:], node.seq[:], node.data[:]
+            dup._nodes.append(n)
+        dup._keys = self._keys[:]
+        dup.length, dup.last_id, dup.first_id = self.length, self.last_id, self.first_id
+        dup.max_deleted_entry_id = self.max_deleted_entry_id
+        dup.entries_added = self.entries_added
+        for name, g in self.groups.items():
+            g2 = dup.groups[name] = ConsumerGroup(dup, name, g.last_id, g.entries_read)
+            for cname, c in g.consumers.items():
+                c2 = g2.consumers[cname] = Consumer(cname, c.seen_time)
+                c2.active_time = c.active_time
+            for sid, pe in g.pel.items():
+                owner = None if pe.consumer is None else g2.consumers[pe.consumer.name]
+                pe2 = PendingEntry(owner, pe.delivery_time)
+                pe2.delivery_count = pe.delivery_count
+                g2.pel[sid] = pe2
+                if owner is not None:
+                    owner.pel[sid] = pe2
+        src, idmp = self.idmp, dup.idmp
+        idmp.duration, idmp.maxsize = src.duration, src.maxsize
+        idmp.iids_added, idmp.iids_duplicates = src.iids_added, src.iids_duplicates
+        idmp.producers = {pid: hist.copy() for pid, hist in src.producers.items()}
+        return dup
+
     def __repr__(self) -> str:
         return (
             f"<Stream length={self.length} last_id={format_id(self.last_id).decode()} "
             f"nodes={len(self._nodes)} groups={len(self.groups)}>"
         )
+
+
+register_type(Stream, b"stream")  # TYPE and SCAN ... TYPE report "stream"
