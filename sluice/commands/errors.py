@@ -64,6 +64,27 @@ INVALID_IDLETIME = "ERR Invalid IDLETIME value, must be >= 0"
 INVALID_FREQ = "ERR Invalid FREQ value, must be >= 0 and <= 255"
 
 
+# Keyspace, strings and transactions (checked against redis-server 7.0.15)
+UNSUPPORTED_OPTION = "ERR Unsupported option %s"
+EXPIRE_NX_CONFLICT = "ERR NX and XX, GT or LT options at the same time are not compatible"
+EXPIRE_GT_LT_CONFLICT = "ERR GT and LT options at the same time are not compatible"
+DECR_OVERFLOW = "ERR decrement would overflow"
+OFFSET_OUT_OF_RANGE = "ERR offset is out of range"
+INCR_NAN = "ERR increment would produce NaN or Infinity"
+INVALID_CURSOR = "ERR invalid cursor"
+UNKNOWN_TYPE_NAME = "ERR unknown type name '%s'"
+INVALID_FIRST_DB = "ERR invalid first DB index"
+INVALID_SECOND_DB = "ERR invalid second DB index"
+LFU_NOT_SELECTED = (
+    "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note "
+    "that when switching between policies at runtime LRU and LFU data will take some time to "
+    "adjust."
+)
+LCS_NOT_STRINGS = "ERR The specified keys must contain string values"
+LCS_LEN_AND_IDX = "ERR If you want both the length and indexes, please just use IDX."
+LCS_TOO_BIG = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+
+
 def unknown_command(argv: list[bytes]) -> CommandError:
     """``ERR unknown command 'x', with args beginning with: 'a' 'b' `` as Redis words it."""
     name = _shown(argv[0], 128)

@@ -40,6 +40,19 @@ REDIS_VERSION = "7.0.15"
 """The Redis release whose behaviour Sluice matches (INFO redis_version, HELLO version)."""
 
 
+class WatchedKey:
+    """One key a client WATCHes (Redis's ``watchedKey``); listed both on the client and in
+    ``Server.watched_keys`` under (db id, key)."""
+
+    __slots__ = ("client", "db", "key", "expired")
+
+    def __init__(self, client: Client, db: Database, key: bytes, expired: bool) -> None:
+        self.client = client
+        self.db = db
+        self.key = key
+        self.expired = expired  # the key was already logically expired when watched
+
+
 class Server:
     def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
         self.config = config or Config()
@@ -53,7 +66,7 @@ class Server:
         self.blocking = BlockingManager(self)
         self.pending_writes: list[Client] = []  # clients with output to flush
         self.unblocked_clients: list[Client] = []  # clients whose input must be resumed
-        self.watched_keys: dict[tuple[int, bytes], list[Client]] = {}
+        self.watched_keys: dict[tuple[int, bytes], list[WatchedKey]] = {}
         self.monitors: list[Client] = []
         self.dirty = 0  # changes since the last save (and the AOF trigger)
         self.aof: Any = None  # persistence hook: feed(db, argvs), begin_multi, end_multi
@@ -267,8 +280,7 @@ class Server:
         if self.watched_keys:
             watchers = self.watched_keys.get((db.id, key))
             if watchers:
-                for c in watchers:
-                    c.dirty_cas = True
+                self.touch_watched_key(db, key, watchers)
         if self.blocking.blocking_keys:
             self.blocking.signal_key_as_ready(db, key)
 
@@ -281,45 +293,93 @@ class Server:
     def flush_db(self, db: Database) -> int:
         """FLUSHDB: touch watched keys that existed, wake blocked clients, clear the db."""
         if self.watched_keys:
-            for (db_id, key), watchers in self.watched_keys.items():
-                if db_id == db.id and key in db.data:
-                    for c in watchers:
-                        c.dirty_cas = True
+            self.touch_all_watched_keys_in_db(db, None)
         self.blocking.signal_all_in_db(db)
         n = db.flush()
         self.dirty += max(n, 1)
         return n
 
-    # -- WATCH ------------------------------------------------------------------------------
+    def swap_db(self, db1: Database, db2: Database) -> None:
+        """SWAPDB: exchange the contents of two databases (Redis's ``dbSwapDatabases``).
+
+        Clients, their WATCHes and their blocked keys stay with the database number, so
+        watched keys whose value changes fail EXEC and clients blocked on keys that now exist
+        are woken.
+        """
+        if self.watched_keys:
+            self.touch_all_watched_keys_in_db(db1, db2)
+            self.touch_all_watched_keys_in_db(db2, db1)
+        db1.swap_contents(db2)
+        self.blocking.signal_all_in_db(db1)
+        self.blocking.signal_all_in_db(db2)
+
+    # -- WATCH (Redis's multi.c) ------------------------------------------------------------
 
     def watch(self, client: Client, key: bytes) -> None:
-        entry = (client.db, key)
-        if entry in client.watched:
-            return
-        client.watched.append(entry)
-        self.watched_keys.setdefault((client.db.id, key), []).append(client)
+        db = client.db
+        for wk in client.watched:
+            if wk.db is db and wk.key == key:
+                return
+        wk = WatchedKey(client, db, key, self._logically_expired(db, key))
+        client.watched.append(wk)
+        self.watched_keys.setdefault((db.id, key), []).append(wk)
 
     def unwatch_all(self, client: Client) -> None:
-        for db, key in client.watched:
-            watchers = self.watched_keys.get((db.id, key))
+        for wk in client.watched:
+            bkey = (wk.db.id, wk.key)
+            watchers = self.watched_keys.get(bkey)
             if watchers is not None:
                 try:
-                    watchers.remove(client)
+                    watchers.remove(wk)
                 except ValueError:
                     pass
                 if not watchers:
-                    del self.watched_keys[(db.id, key)]
+                    del self.watched_keys[bkey]
         client.watched = []
         client.dirty_cas = False
 
     def watched_expired(self, client: Client) -> bool:
-        """A watched key that has logically expired since WATCH also fails EXEC (Redis 7)."""
-        now = self.keyspace.clock.now_ms()
-        for db, key in client.watched:
-            when = db.expires.get(key)
-            if when is not None and when <= now:
+        """A watched key that has logically expired since WATCH also fails EXEC (Redis 7);
+        one that was already expired when watched does not."""
+        for wk in client.watched:
+            if not wk.expired and self._logically_expired(wk.db, wk.key):
                 return True
         return False
+
+    def touch_watched_key(self, db: Database, key: bytes, watchers: list[WatchedKey]) -> None:
+        """A write to a watched key makes its watchers' EXEC fail, except that deleting a key
+        that was already expired when watched changes nothing logically."""
+        for wk in watchers:
+            if wk.expired and key not in db.data:
+                wk.expired = False
+                continue
+            wk.client.dirty_cas = True
+
+    def touch_all_watched_keys_in_db(self, emptied: Database, replaced_with: Database | None) -> None:
+        """FLUSHDB (``replaced_with`` None) or SWAPDB: touch the watched keys of ``emptied``
+        whose value goes away or changes (Redis's ``touchAllWatchedKeysInDb``)."""
+        for (db_id, key), watchers in list(self.watched_keys.items()):
+            if db_id != emptied.id:
+                continue
+            existed = key in emptied.data
+            exists = replaced_with is not None and key in replaced_with.data
+            if not (existed or exists):
+                continue
+            for wk in watchers:
+                if wk.expired:
+                    if not exists:  # the expired key is simply gone: no logical change
+                        wk.expired = False
+                        continue
+                    if self._logically_expired(replaced_with, key):  # type: ignore[arg-type]
+                        continue  # still an expired key
+                elif not existed and self._logically_expired(replaced_with, key):  # type: ignore[arg-type]
+                    wk.expired = True  # a missing key replaced by an expired one
+                    continue
+                wk.client.dirty_cas = True
+
+    def _logically_expired(self, db: Database, key: bytes) -> bool:
+        when = db.expires.get(key)
+        return when is not None and when <= self.keyspace.clock.now_ms()
 
     # -- bookkeeping ------------------------------------------------------------------------
 
@@ -392,6 +452,7 @@ class Server:
 
     def cron(self) -> None:
         try:
+            self.keyspace.update_lru_clock()  # OBJECT IDLETIME's clock, as Redis's lruclock
             for db in self.keyspace.dbs:
                 if db.expires:
                     db.active_expire()

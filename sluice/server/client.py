@@ -67,7 +67,7 @@ class Client:
         self.cmd: Cmd | None = None  # its table entry
         self.multi: list[tuple[Cmd, list[bytes]]] | None = None  # queued MULTI commands
         self.multi_error = False  # a command failed to queue: EXEC aborts
-        self.watched: list[tuple[Database, bytes]] = []
+        self.watched: list[Any] = []  # app.WatchedKey entries
         self.dirty_cas = False  # a watched key was touched
         self.in_exec = False  # executing the commands of EXEC (MULTI never blocks)
         self.bstate: BlockState | None = None  # set while blocked on keys
@@ -90,7 +90,7 @@ class Client:
 
     def modified(self, key: bytes, db: Database | None = None) -> None:
         """A write touched ``key``: invalidates WATCH and wakes clients blocked on it."""
-        self.server.key_modified(db or self.db, key)
+        self.server.key_modified(self.db if db is None else db, key)  # an empty db is falsy
 
     def block(
         self,

@@ -16,6 +16,13 @@ keys added meanwhile may or may not be returned, as Redis allows.
 
 Deletions caused by expiry call ``on_expire(db, key)`` so the server can invalidate WATCH,
 wake blocked clients and log a DEL. Storage imports nothing of Sluice's outside ``storage``.
+
+Object metadata Redis keeps in each value's header lives beside the data here: ``lru`` holds
+each key's last access in seconds of ``lru_clock`` (a coarse clock the server refreshes from
+its cron, as Redis's LRU clock; ``peek`` looks without touching), and ``overrides`` the few
+string encodings that cannot be derived from the bytes (APPEND leaves ``raw``, INCRBYFLOAT
+``embstr``, COPY an unshared int), checked against the value's identity so a stale entry is
+never believed.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from sortedcontainers import SortedDict
+
+from .strings import string_encoding, string_refcount
 
 
 class WrongTypeError(Exception):
@@ -73,11 +82,16 @@ def type_name(value: object) -> bytes:
 
 ExpireHook = Callable[["Database", bytes], None]
 
+# OBJECT ENCODING for value types that do not report their own (``value.encoding()``).
+_DEFAULT_ENCODINGS = {b"list": b"quicklist", b"set": b"hashtable", b"zset": b"skiplist",
+                      b"hash": b"hashtable", b"stream": b"stream"}
+
 
 class Database:
     """One numbered database (SELECT n)."""
 
-    __slots__ = ("id", "data", "expires", "clock", "on_expire", "_heap", "_seqs", "_by_seq", "_next_seq")
+    __slots__ = ("id", "data", "expires", "clock", "on_expire", "_heap", "_seqs", "_by_seq", "_next_seq",
+                 "lru", "lru_clock", "overrides")
 
     def __init__(self, db_id: int, clock: Clock, on_expire: ExpireHook | None = None) -> None:
         self.id = db_id  # the number SELECT uses
@@ -89,6 +103,9 @@ class Database:
         self._seqs: dict[bytes, int] = {}  # key -> scan sequence number
         self._by_seq: SortedDict = SortedDict()  # scan sequence number -> key
         self._next_seq = 1
+        self.lru: dict[bytes, int] = {}  # key -> last access, in lru_clock seconds
+        self.lru_clock = clock.now_ms() // 1000  # refreshed by Keyspace.update_lru_clock
+        self.overrides: dict[bytes, tuple[Any, bytes, int]] = {}  # key -> (value, enc, refcount)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -105,7 +122,19 @@ class Database:
         return False
 
     def get(self, key: bytes) -> Any:
-        """The live value of ``key`` or None (an expired key is deleted on the way)."""
+        """The live value of ``key`` or None (an expired key is deleted on the way).
+
+        Counts as an access (OBJECT IDLETIME); ``peek`` does not.
+        """
+        value = self.data.get(key)
+        if value is not None:
+            if self.expires and key in self.expires and self._expired(key):
+                return None
+            self.lru[key] = self.lru_clock
+        return value
+
+    def peek(self, key: bytes) -> Any:
+        """Like ``get`` without touching the key's access time (TYPE, EXISTS, TTL, OBJECT)."""
         value = self.data.get(key)
         if value is not None and self.expires and key in self.expires and self._expired(key):
             return None
@@ -122,7 +151,7 @@ class Database:
         return self.get(key) is not None
 
     def type_of(self, key: bytes) -> bytes:
-        value = self.get(key)
+        value = self.peek(key)
         return b"none" if value is None else type_name(value)
 
     # -- writes -------------------------------------------------------------------------
@@ -130,6 +159,7 @@ class Database:
     def add(self, key: bytes, value: Any) -> None:
         """Store a value under a key that does not exist (no TTL)."""
         self.data[key] = value
+        self.lru[key] = self.lru_clock
         seq = self._next_seq
         self._next_seq = seq + 1
         self._seqs[key] = seq
@@ -139,8 +169,11 @@ class Database:
         """Store a value, replacing any; the TTL is cleared unless ``keep_ttl``."""
         if key in self.data:
             self.data[key] = value
+            self.lru[key] = self.lru_clock
             if not keep_ttl and self.expires:
                 self.expires.pop(key, None)
+            if self.overrides:
+                self.overrides.pop(key, None)
         else:
             if self.expires:
                 self.expires.pop(key, None)
@@ -163,6 +196,9 @@ class Database:
     def _remove(self, key: bytes) -> None:
         del self.data[key]
         self.expires.pop(key, None)
+        self.lru.pop(key, None)
+        if self.overrides:
+            self.overrides.pop(key, None)
         seq = self._seqs.pop(key)
         del self._by_seq[seq]
 
@@ -173,7 +209,87 @@ class Database:
         self._heap = []
         self._seqs = {}
         self._by_seq = SortedDict()
+        self.lru = {}
+        self.overrides = {}
         return n
+
+    def swap_contents(self, other: Database) -> None:
+        """SWAPDB: exchange keys, TTLs and metadata with ``other``; ids stay where they are."""
+        for name in ("data", "expires", "_heap", "_seqs", "_by_seq", "_next_seq", "lru",
+                     "overrides"):
+            mine = getattr(self, name)
+            setattr(self, name, getattr(other, name))
+            setattr(other, name, mine)
+
+    # -- renames and copies ------------------------------------------------------------
+
+    def rename(self, src: bytes, dst: bytes) -> None:
+        """Move the (live) value of ``src`` to ``dst``, replacing it; the TTL moves along."""
+        self.move_to(src, self, dst)
+
+    def move_to(self, key: bytes, target: Database, new_key: bytes | None = None) -> None:
+        """Move the live ``key`` into ``target`` (as ``new_key``), TTL and metadata included."""
+        dst = key if new_key is None else new_key
+        value = self.data[key]
+        when = self.expires.get(key)
+        override = self.overrides.get(key)
+        self._remove(key)
+        if dst in target.data:
+            target._remove(dst)
+        target.add(dst, value)
+        if when is not None:
+            target.set_expire(dst, when)
+        if override is not None:
+            target.overrides[dst] = override
+
+    def copy_to(self, key: bytes, target: Database, new_key: bytes) -> None:
+        """COPY: an independent duplicate of the live ``key`` under ``new_key`` in ``target``
+        (which must not exist there), with the same TTL."""
+        value = self.data[key]
+        dup = value.copy() if hasattr(value, "copy") else value
+        target.add(new_key, dup)
+        when = self.expires.get(key)
+        if when is not None:
+            target.set_expire(new_key, when)
+        if type(value) is bytes:
+            # Redis duplicates the object: same encoding, but never a shared integer.
+            enc = self.encoding(key, value)
+            if enc != string_encoding(value) or string_refcount(value) != 1:
+                target.overrides[new_key] = (dup, enc, 1)
+
+    # -- object metadata ----------------------------------------------------------------
+
+    def set_encoding(self, key: bytes, value: Any, encoding: bytes, refcount: int = 1) -> None:
+        """Record a string encoding the bytes alone do not tell (APPEND -> raw ...)."""
+        self.overrides[key] = (value, encoding, refcount)
+
+    def encoding(self, key: bytes, value: Any) -> bytes:
+        """OBJECT ENCODING of the value stored under ``key``."""
+        if type(value) is bytes:
+            o = self.overrides.get(key)
+            if o is not None and o[0] is value:
+                return o[1]
+            return string_encoding(value)
+        method = getattr(value, "encoding", None)
+        if method is not None:
+            return method()  # type: ignore[no-any-return]
+        return _DEFAULT_ENCODINGS.get(type_name(value), b"raw")
+
+    def refcount(self, key: bytes, value: Any) -> int:
+        """OBJECT REFCOUNT: INT_MAX for Redis's shared small integers, else 1."""
+        if type(value) is bytes:
+            o = self.overrides.get(key)
+            if o is not None and o[0] is value:
+                return o[2]
+            return string_refcount(value)
+        return 1
+
+    def idle_seconds(self, key: bytes) -> int:
+        """Seconds since the key was last accessed (OBJECT IDLETIME)."""
+        last = self.lru.get(key)
+        if last is None:
+            return 0
+        return max(0, self.clock.now_ms() // 1000 - last)
 
     # -- expiry -------------------------------------------------------------------------
 
@@ -207,6 +323,10 @@ class Database:
         return done
 
     # -- iteration ----------------------------------------------------------------------
+
+    def touch(self, key: bytes) -> bool:
+        """TOUCH: mark a live key as accessed now; False if it does not exist."""
+        return self.get(key) is not None
 
     def keys(self) -> Iterator[bytes]:
         """Live keys (expired ones are skipped, not deleted: safe to iterate)."""
@@ -253,6 +373,12 @@ class Keyspace:
                  on_expire: ExpireHook | None = None) -> None:
         self.clock = clock or Clock()
         self.dbs = [Database(i, self.clock, on_expire) for i in range(count)]
+
+    def update_lru_clock(self) -> None:
+        """Refresh the coarse access clock of every database (the server's cron calls this)."""
+        now = self.clock.now_ms() // 1000
+        for db in self.dbs:
+            db.lru_clock = now
 
     def __getitem__(self, index: int) -> Database:
         return self.dbs[index]

@@ -1,0 +1,543 @@
+"""String commands: GET, SET, SETNX, SETEX, PSETEX, MGET, MSET, MSETNX, GETSET, GETDEL, GETEX,
+APPEND, STRLEN, INCR, DECR, INCRBY, DECRBY, INCRBYFLOAT, GETRANGE, SUBSTR, SETRANGE and LCS.
+
+Mirrors Redis's t_string.c (``setGenericCommand``, ``parseExtendedStringArgumentsOrReply``,
+``getexCommand``, ``incrDecrCommand``, ``incrbyfloatCommand``, ``appendCommand``,
+``setrangeCommand``, ``getrangeCommand``, ``lcsCommand``). The arithmetic and encodings are in
+``storage/strings.py``; handlers parse, call the keyspace and build the reply.
+
+GET and plain ``SET key value`` are the server's hottest paths (benchmarked): they index
+``argv`` directly and do nothing else. Writes that depend on the time are logged in absolute
+form (``SET ... PXAT``, ``PEXPIREAT``) and INCRBYFLOAT as ``SET key value KEEPTTL``, as Redis
+propagates them, so an AOF replays to the same state.
+
+Deviation, on purpose: GETRANGE/SUBSTR follow Redis 8 (a range that ends before the first byte
+is empty; 7.0 returned the first byte). Strings are immutable ``bytes``, so APPEND copies the
+value: O(N) in the value's length where Redis is amortised O(1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sluice.protocol import OK, Map
+from sluice.storage.keyspace import WrongTypeError
+from sluice.storage.strings import (
+    EMBSTR_SIZE_LIMIT,
+    getrange,
+    incr_by,
+    incr_by_float,
+    lcs_length,
+    lcs_rows,
+    lcs_walk,
+)
+from sluice.storage.strings import setrange as patch_string
+
+from .args import Args, parse_int
+from .errors import (
+    DECR_OVERFLOW,
+    INCR_NAN,
+    INCR_OVERFLOW,
+    INVALID_EXPIRE,
+    LCS_LEN_AND_IDX,
+    LCS_NOT_STRINGS,
+    LCS_TOO_BIG,
+    NOT_FLOAT,
+    NOT_INTEGER,
+    OFFSET_OUT_OF_RANGE,
+    STRING_TOO_LONG,
+    SYNTAX,
+    CommandError,
+    wrong_arity,
+)
+from .spec import (
+    ACCESS,
+    DELETE,
+    DENYOOM,
+    FAST,
+    INSERT,
+    OW,
+    READONLY,
+    RO,
+    RW,
+    UPDATE,
+    WRITE,
+    A,
+    K,
+    cmd,
+    key_at,
+)
+
+LLONG_MIN, LLONG_MAX = -(1 << 63), (1 << 63) - 1
+
+# SET / GETEX option bits (Redis's OBJ_* flags)
+_NX, _XX, _GET, _KEEPTTL, _PERSIST = 1, 2, 4, 8, 16
+_EX, _PX, _EXAT, _PXAT = 32, 64, 128, 256
+_EXPIRES = _EX | _PX | _EXAT | _PXAT
+# For each option: its bit, the bits it cannot be combined with, whether it takes a value,
+# and which of SET / GETEX accept it.
+_OPTIONS: dict[bytes, tuple[int, int, bool, bool, bool]] = {
+    #           bit       conflicts                          value  set    getex
+    b"NX":      (_NX,      _XX,                               False, True,  False),
+    b"XX":      (_XX,      _NX,                               False, True,  False),
+    b"GET":     (_GET,     0,                                 False, True,  False),
+    b"KEEPTTL": (_KEEPTTL, _PERSIST | _EXPIRES,               False, True,  False),
+    b"PERSIST": (_PERSIST, _EXPIRES | _KEEPTTL,               False, False, True),
+    b"EX":      (_EX,      _KEEPTTL | _PERSIST | _EXAT | _PX | _PXAT, True, True, True),
+    b"PX":      (_PX,      _KEEPTTL | _PERSIST | _EX | _EXAT | _PXAT, True, True, True),
+    b"EXAT":    (_EXAT,    _KEEPTTL | _PERSIST | _EX | _PX | _PXAT,   True, True, True),
+    b"PXAT":    (_PXAT,    _KEEPTTL | _PERSIST | _EX | _EXAT | _PX,   True, True, True),
+}
+
+
+def _parse_options(argv: list[bytes], start: int, for_set: bool) -> tuple[int, bytes | None]:
+    """Redis's ``parseExtendedStringArgumentsOrReply``: (flags, expire argument)."""
+    flags = 0
+    expire = None
+    j = start
+    n = len(argv)
+    while j < n:
+        spec = _OPTIONS.get(argv[j].upper())
+        if spec is None:
+            raise CommandError(SYNTAX)
+        bit, conflicts, takes_value, on_set, on_getex = spec
+        if flags & conflicts or not (on_set if for_set else on_getex):
+            raise CommandError(SYNTAX)
+        if takes_value:
+            if j == n - 1:
+                raise CommandError(SYNTAX)
+            j += 1
+            expire = argv[j]
+        flags |= bit
+        j += 1
+    return flags, expire
+
+
+def _expire_ms(ctx: Any, raw: bytes, flags: int) -> int:
+    """The absolute deadline for EX/PX/EXAT/PXAT ``raw`` (Redis's getExpireMillisecondsOrReply)."""
+    ms = parse_int(raw)
+    seconds = flags & (_EX | _EXAT)
+    if ms <= 0 or (seconds and ms > LLONG_MAX // 1000):
+        raise CommandError(INVALID_EXPIRE % ctx.cmd.name)
+    if seconds:
+        ms *= 1000
+    if flags & (_EX | _PX):
+        ms += ctx.now_ms()
+        if ms > LLONG_MAX:  # C would wrap negative: Redis reports it the same way
+            raise CommandError(INVALID_EXPIRE % ctx.cmd.name)
+    return ms
+
+
+def _string(value: Any) -> Any:
+    """``value`` if it is a string (or absent); WRONGTYPE otherwise."""
+    if value is not None and type(value) is not bytes:
+        raise WrongTypeError()
+    return value
+
+
+# -- GET / SET and friends --------------------------------------------------------------------
+
+
+def get(ctx: Any, args: Args) -> Any:
+    value = ctx.db.get(args.argv[1])
+    if value is None or type(value) is bytes:
+        return value
+    raise WrongTypeError()
+
+
+def set_(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    if len(argv) == 3:  # the hot path: SET key value
+        key = argv[1]
+        ctx.db.set(key, argv[2])
+        ctx.modified(key)
+        return OK
+    flags, expire = _parse_options(argv, 3, True)
+    return _set_generic(ctx, argv[1], argv[2], flags, expire, OK, None)
+
+
+def _set_generic(ctx: Any, key: bytes, value: bytes, flags: int, expire: bytes | None,
+                 ok: Any, abort: Any) -> Any:
+    """Redis's ``setGenericCommand``: ``ok``/``abort`` are the replies without GET."""
+    when = _expire_ms(ctx, expire, flags) if expire is not None else None
+    db = ctx.db
+    old = None
+    if flags & _GET:
+        old = _string(db.get(key))
+        found = old is not None
+    else:
+        found = db.get(key) is not None
+    if (flags & _NX and found) or (flags & _XX and not found):
+        return old if flags & _GET else abort
+    db.set(key, value, keep_ttl=bool(flags & _KEEPTTL))
+    if when is not None:
+        db.set_expire(key, when)
+        ctx.rewrite_argv([b"SET", key, value, b"PXAT", b"%d" % when])
+    elif flags & _GET:
+        ctx.rewrite_argv([a for i, a in enumerate(ctx.argv) if i < 3 or a.upper() != b"GET"])
+    ctx.modified(key)
+    return old if flags & _GET else ok
+
+
+def setnx(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    return _set_generic(ctx, argv[1], argv[2], _NX, None, 1, 0)
+
+
+def setex(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    return _set_generic(ctx, argv[1], argv[3], _EX, argv[2], OK, None)
+
+
+def psetex(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    return _set_generic(ctx, argv[1], argv[3], _PX, argv[2], OK, None)
+
+
+def mget(ctx: Any, args: Args) -> Any:
+    get_value = ctx.db.get
+    out = []
+    for key in args.rest():
+        value = get_value(key)
+        out.append(value if type(value) is bytes else None)
+    return out
+
+
+def mset(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    if len(argv) % 2 == 0:
+        raise wrong_arity("mset")
+    db = ctx.db
+    for i in range(1, len(argv), 2):
+        key = argv[i]
+        db.set(key, argv[i + 1])
+        ctx.modified(key)
+    return OK
+
+
+def msetnx(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    if len(argv) % 2 == 0:
+        raise wrong_arity("msetnx")
+    db = ctx.db
+    for i in range(1, len(argv), 2):
+        if db.get(argv[i]) is not None:
+            return 0
+    for i in range(1, len(argv), 2):
+        key = argv[i]
+        db.set(key, argv[i + 1])
+        ctx.modified(key)
+    return 1
+
+
+def getset(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    key = argv[1]
+    db = ctx.db
+    old = _string(db.get(key))
+    db.set(key, argv[2])
+    ctx.modified(key)
+    ctx.rewrite_argv([b"SET", key, argv[2]])
+    return old
+
+
+def getdel(ctx: Any, args: Args) -> Any:
+    key = args.argv[1]
+    db = ctx.db
+    old = _string(db.get(key))
+    if old is not None:
+        db.delete(key)
+        ctx.modified(key)
+        ctx.rewrite_argv([b"DEL", key])
+    return old
+
+
+def getex(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    key = argv[1]
+    flags, expire = _parse_options(argv, 2, False)
+    db = ctx.db
+    value = _string(db.get(key))
+    if value is None:
+        return None
+    when = _expire_ms(ctx, expire, flags) if expire is not None else None
+    if when is not None:
+        if flags & (_EXAT | _PXAT) and when <= ctx.now_ms():
+            db.delete(key)
+            ctx.rewrite_argv([b"DEL", key])
+        else:
+            db.set_expire(key, when)
+            ctx.rewrite_argv([b"PEXPIREAT", key, b"%d" % when])
+        ctx.modified(key)
+    elif flags & _PERSIST and db.persist(key):
+        ctx.rewrite_argv([b"PERSIST", key])
+        ctx.modified(key)
+    return value
+
+
+# -- in-place edits -----------------------------------------------------------------------------
+
+
+def _check_length(ctx: Any, size: int) -> None:
+    if size > ctx.server.config.proto_max_bulk_len:
+        raise CommandError(STRING_TOO_LONG)
+
+
+def append(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    key, tail = argv[1], argv[2]
+    db = ctx.db
+    value = _string(db.get(key))
+    if value is None:
+        db.set(key, tail)
+        new = tail
+    else:
+        _check_length(ctx, len(value) + len(tail))
+        new = value + tail
+        db.set(key, new, keep_ttl=True)
+        db.set_encoding(key, new, b"raw")  # Redis grows the string in place: always raw
+    ctx.modified(key)
+    return len(new)
+
+
+def strlen(ctx: Any, args: Args) -> Any:
+    value = _string(ctx.db.get(args.argv[1]))
+    return 0 if value is None else len(value)
+
+
+def setrange(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    key, patch = argv[1], argv[3]
+    offset = parse_int(argv[2])
+    if offset < 0:
+        raise CommandError(OFFSET_OUT_OF_RANGE)
+    db = ctx.db
+    value = _string(db.get(key))
+    if value is None:
+        if not patch:
+            return 0
+        _check_length(ctx, offset + len(patch))
+        new = bytes(offset) + patch
+        db.set(key, new)
+    else:
+        if not patch:
+            return len(value)
+        _check_length(ctx, offset + len(patch))
+        new = patch_string(value, offset, patch)
+        db.set(key, new, keep_ttl=True)
+    db.set_encoding(key, new, b"raw")
+    ctx.modified(key)
+    return len(new)
+
+
+def getrange_(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    start = parse_int(argv[2])
+    end = parse_int(argv[3])
+    value = _string(ctx.db.get(argv[1]))
+    if value is None:
+        return b""
+    return getrange(value, start, end)
+
+
+# -- counters -----------------------------------------------------------------------------------
+
+
+def _incr(ctx: Any, key: bytes, delta: int) -> int:
+    db = ctx.db
+    value = _string(db.get(key))
+    try:
+        result = incr_by(value, delta)
+    except ValueError:
+        raise CommandError(NOT_INTEGER) from None
+    except OverflowError:
+        raise CommandError(INCR_OVERFLOW) from None
+    db.set(key, b"%d" % result, keep_ttl=True)
+    ctx.modified(key)
+    return result
+
+
+def incr(ctx: Any, args: Args) -> Any:
+    return _incr(ctx, args.argv[1], 1)
+
+
+def decr(ctx: Any, args: Args) -> Any:
+    return _incr(ctx, args.argv[1], -1)
+
+
+def incrby(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    return _incr(ctx, argv[1], parse_int(argv[2]))
+
+
+def decrby(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    delta = parse_int(argv[2])
+    if delta == LLONG_MIN:
+        raise CommandError(DECR_OVERFLOW)
+    return _incr(ctx, argv[1], -delta)
+
+
+def incrbyfloat(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    key = argv[1]
+    db = ctx.db
+    value = _string(db.get(key))
+    try:
+        new = incr_by_float(value, argv[2])
+    except ValueError:
+        raise CommandError(NOT_FLOAT) from None
+    except ArithmeticError:
+        raise CommandError(INCR_NAN) from None
+    db.set(key, new, keep_ttl=True)
+    # Redis stores the formatted result as it is: never an int encoding, even for "3".
+    db.set_encoding(key, new, b"embstr" if len(new) <= EMBSTR_SIZE_LIMIT else b"raw")
+    ctx.modified(key)
+    ctx.rewrite_argv([b"SET", key, new, b"KEEPTTL"])
+    return new
+
+
+# -- LCS -------------------------------------------------------------------------------------------
+
+
+def lcs(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    db = ctx.db
+    a, b = db.get(argv[1]), db.get(argv[2])
+    if (a is not None and type(a) is not bytes) or (b is not None and type(b) is not bytes):
+        raise CommandError(LCS_NOT_STRINGS)
+    a = a or b""
+    b = b or b""
+    get_len = get_idx = with_match_len = False
+    min_match_len = 0
+    j = 3
+    while j < len(argv):
+        opt = argv[j].upper()
+        if opt == b"IDX":
+            get_idx = True
+        elif opt == b"LEN":
+            get_len = True
+        elif opt == b"WITHMATCHLEN":
+            with_match_len = True
+        elif opt == b"MINMATCHLEN" and j < len(argv) - 1:
+            j += 1
+            min_match_len = max(parse_int(argv[j]), 0)
+        else:
+            raise CommandError(SYNTAX)
+        j += 1
+    if get_len and get_idx:
+        raise CommandError(LCS_LEN_AND_IDX)
+    # Redis refuses when its uint32 table would exceed proto-max-bulk-len; ours is 32x
+    # smaller, but the same inputs are refused so the two servers agree.
+    if (len(a) + 1) * (len(b) + 1) * 4 > ctx.server.config.proto_max_bulk_len:
+        raise CommandError(LCS_TOO_BIG)
+    rows = lcs_rows(a, b)
+    length = lcs_length(rows, len(a), len(b))
+    if get_len:
+        return length
+    text, ranges = lcs_walk(a, b, rows, min_match_len)
+    if not get_idx:
+        return text
+    matches: list[Any] = []
+    for a_start, a_end, b_start, b_end in ranges:
+        item: list[Any] = [[a_start, a_end], [b_start, b_end]]
+        if with_match_len:
+            item.append(a_end - a_start + 1)
+        matches.append(item)
+    return Map({b"matches": matches, b"len": length})
+
+
+_O1 = "O(1)"
+_GETRANGE_COMPLEXITY = (
+    "O(N) where N is the length of the returned string. The complexity is ultimately "
+    "determined by the returned length, but because creating a substring from an existing "
+    "string is very cheap, it can be considered O(1) for small strings."
+)
+_SET_KEYS = key_at(1, RW | ACCESS | UPDATE | K.VARIABLE_FLAGS)
+_INCR_KEYS = key_at(1, RW | ACCESS | UPDATE)
+
+COMMANDS = (
+    #   name          arity  flags                    acl       keys                     handler
+    cmd("get",           2,  READONLY | FAST,         A.STRING, key_at(1, RO | ACCESS),  get,
+        "Returns the string value of a key.", group="string", complexity=_O1, syntax="key"),
+    cmd("set",          -3,  WRITE | DENYOOM,         A.STRING, _SET_KEYS,               set_,
+        "Sets the string value of a key, ignoring its type; the key is created if missing.",
+        group="string", complexity=_O1,
+        syntax="key value [NX | XX] [GET] [EX seconds | PX milliseconds | "
+        "EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"),
+    cmd("setnx",         3,  WRITE | DENYOOM | FAST,  A.STRING, key_at(1, OW | INSERT),  setnx,
+        "Sets the string value of a key only when the key doesn't exist.", group="string",
+        complexity=_O1, syntax="key value"),
+    cmd("setex",         4,  WRITE | DENYOOM,         A.STRING, key_at(1, OW | UPDATE),  setex,
+        "Sets the string value and expiration time of a key (seconds).", group="string",
+        since="2.0.0", complexity=_O1, syntax="key seconds value"),
+    cmd("psetex",        4,  WRITE | DENYOOM,         A.STRING, key_at(1, OW | UPDATE),  psetex,
+        "Sets the string value and expiration time of a key (milliseconds).", group="string",
+        since="2.6.0", complexity=_O1, syntax="key milliseconds value"),
+    cmd("mget",         -2,  READONLY | FAST,         A.STRING, key_at(1, RO | ACCESS, last=-1), mget,
+        "Returns the string values of one or more keys.", group="string",
+        tips=("request_policy:multi_shard",),
+        complexity="O(N) where N is the number of keys to retrieve.", syntax="key [key ...]"),
+    cmd("mset",         -3,  WRITE | DENYOOM,         A.STRING, key_at(1, OW | UPDATE, last=-1, step=2), mset,
+        "Sets the string values of one or more keys, creating them as needed.",
+        group="string", since="1.0.1",
+        tips=("request_policy:multi_shard", "response_policy:all_succeeded"),
+        complexity="O(N) where N is the number of keys to set.", syntax="key value [key value ...]"),
+    cmd("msetnx",       -3,  WRITE | DENYOOM,         A.STRING, key_at(1, OW | INSERT, last=-1, step=2), msetnx,
+        "Sets the string values of keys only when none of them exists.", group="string",
+        since="1.0.1", tips=("request_policy:multi_shard", "response_policy:agg_min"),
+        complexity="O(N) where N is the number of keys to set.", syntax="key value [key value ...]"),
+    cmd("getset",        3,  WRITE | DENYOOM | FAST,  A.STRING, _INCR_KEYS,              getset,
+        "Returns the previous string value of a key after setting it to a new one.",
+        group="string", complexity=_O1, syntax="key value", doc_flags=("deprecated",)),
+    cmd("getdel",        2,  WRITE | FAST,            A.STRING, key_at(1, RW | ACCESS | DELETE), getdel,
+        "Returns the string value of a key and deletes the key.", group="string",
+        since="6.2.0", complexity=_O1, syntax="key"),
+    cmd("getex",        -2,  WRITE | FAST,            A.STRING, _INCR_KEYS,              getex,
+        "Returns the string value of a key after changing or removing its expiration time.",
+        group="string", since="6.2.0", complexity=_O1,
+        syntax="key [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
+        "PXAT unix-time-milliseconds | PERSIST]"),
+    cmd("append",        3,  WRITE | DENYOOM | FAST,  A.STRING, key_at(1, RW | INSERT),  append,
+        "Appends a string to the value of a key; the key is created if missing.",
+        group="string", since="2.0.0",
+        complexity="O(N) in Sluice, N being the resulting length (strings are immutable); "
+        "Redis documents amortized O(1).", syntax="key value"),
+    cmd("strlen",        2,  READONLY | FAST,         A.STRING, key_at(1, RO),           strlen,
+        "Returns the length of a string value.", group="string", since="2.2.0",
+        complexity=_O1, syntax="key"),
+    cmd("incr",          2,  WRITE | DENYOOM | FAST,  A.STRING, _INCR_KEYS,              incr,
+        "Increments the integer value of a key by one; a missing key counts as 0.",
+        group="string", complexity=_O1, syntax="key"),
+    cmd("decr",          2,  WRITE | DENYOOM | FAST,  A.STRING, _INCR_KEYS,              decr,
+        "Decrements the integer value of a key by one; a missing key counts as 0.",
+        group="string", complexity=_O1, syntax="key"),
+    cmd("incrby",        3,  WRITE | DENYOOM | FAST,  A.STRING, _INCR_KEYS,              incrby,
+        "Increments the integer value of a key by a number; a missing key counts as 0.",
+        group="string", complexity=_O1, syntax="key increment"),
+    cmd("decrby",        3,  WRITE | DENYOOM | FAST,  A.STRING, _INCR_KEYS,              decrby,
+        "Decrements the integer value of a key by a number; a missing key counts as 0.",
+        group="string", complexity=_O1, syntax="key decrement"),
+    cmd("incrbyfloat",   3,  WRITE | DENYOOM | FAST,  A.STRING, _INCR_KEYS,              incrbyfloat,
+        "Increments the floating point value of a key by a number; a missing key counts as 0.",
+        group="string", since="2.6.0", complexity=_O1, syntax="key increment"),
+    cmd("getrange",      4,  READONLY,                A.STRING, key_at(1, RO | ACCESS),  getrange_,
+        "Returns a substring of the string stored at a key.", group="string", since="2.4.0",
+        complexity=_GETRANGE_COMPLEXITY, syntax="key start end"),
+    cmd("substr",        4,  READONLY,                A.STRING, key_at(1, RO | ACCESS),  getrange_,
+        "Returns a substring of the string stored at a key (the old name of GETRANGE).",
+        group="string", complexity=_GETRANGE_COMPLEXITY, syntax="key start end",
+        doc_flags=("deprecated",)),
+    cmd("setrange",      4,  WRITE | DENYOOM,         A.STRING, key_at(1, RW | UPDATE),  setrange,
+        "Overwrites part of a string value from an offset; the key is created if missing.",
+        group="string", since="2.2.0",
+        complexity="O(1), not counting the time taken to copy the new string in place. "
+        "Usually, this string is very small so the amortized complexity is O(1). Otherwise, "
+        "complexity is O(M) with M being the length of the value argument.",
+        syntax="key offset value"),
+    cmd("lcs",          -3,  READONLY,                A.STRING, key_at(1, RO | ACCESS, last=1), lcs,
+        "Finds the longest common subsequence of two strings.", group="string",
+        since="7.0.0",
+        complexity="O(N*M) where N and M are the lengths of s1 and s2, respectively",
+        syntax="key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]"),
+)
