@@ -21,6 +21,7 @@ import datetime as dt
 import decimal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate, chain
 from typing import Any
 
 import pyarrow as pa
@@ -53,6 +54,8 @@ META_TYPES: dict[str, DataType] = {
     "seq": LongType(),
     "fields": MapType(StringType(), StringType()),
 }
+
+LONG_MAX = (1 << 63) - 1
 
 FIELD_TYPES = (
     StringType,
@@ -116,6 +119,7 @@ def page_to_batch(
     ids = [entry[0] for entry in page]
     columns: list[pa.Array] = []
     records: list[dict[str, str]] | None = None
+    id_parts: pa.Array | None = None
     for field, arrow_field in zip(layout.schema.fields, arrow_schema, strict=True):
         name = field.name
         if name == "stream":
@@ -123,8 +127,10 @@ def page_to_batch(
         elif name == "id":
             columns.append(pa.array(ids, type=pa.string()))
         elif name in ("ms", "seq"):
-            part = 0 if name == "ms" else 1
-            columns.append(pa.array([int(i.split("-")[part]) for i in ids], type=pa.int64()))
+            if id_parts is None:
+                id_parts = pc.split_pattern(pa.array(ids, type=pa.string()), "-")
+            part = pc.list_element(id_parts, 0 if name == "ms" else 1)
+            columns.append(_as_long(pc.cast(part, pa.uint64())))
         elif name == "fields":
             columns.append(_fields_map(page, arrow_field.type))
         else:
@@ -135,19 +141,25 @@ def page_to_batch(
     return pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
 
 
+def _as_long(parts: pa.Array) -> pa.Array:
+    """ID parts are unsigned 64-bit, Spark's long is signed: above 2^63-1 becomes null.
+
+    Only hand-made IDs get there (an ms that large is millions of years away); the ``id``
+    column keeps the exact value.
+    """
+    too_big = pc.greater(parts, pa.scalar(LONG_MAX, pa.uint64()))
+    if pc.any(too_big).as_py():
+        parts = pc.if_else(too_big, pa.scalar(None, pa.uint64()), parts)
+    return pc.cast(parts, pa.int64())
+
+
 def _fields_map(page: Sequence[list[Any]], map_type: pa.DataType) -> pa.Array:
-    offsets = [0]
-    keys: list[str] = []
-    values: list[str] = []
-    for entry in page:
-        pairs = entry[1]
-        keys.extend(pairs[::2])
-        values.extend(pairs[1::2])
-        offsets.append(len(keys))
+    flat = list(chain.from_iterable(entry[1] for entry in page))
+    offsets = list(accumulate((len(entry[1]) >> 1 for entry in page), initial=0))
     return pa.MapArray.from_arrays(
         pa.array(offsets, type=pa.int32()),
-        pa.array(keys, type=pa.string()),
-        pa.array(values, type=pa.string()),
+        pa.array(flat[::2], type=pa.string()),
+        pa.array(flat[1::2], type=pa.string()),
         type=map_type,
     )
 

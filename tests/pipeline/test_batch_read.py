@@ -90,3 +90,15 @@ def test_bad_options_fail_on_the_driver_with_the_option_named(
         read(spark, server, "a", partitionsPerStream="0").load().collect()
     with pytest.raises(Exception, match="metadata"):
         read(spark, server, "a").schema("ms string").load().collect()
+
+
+def test_ids_beyond_spark_long_keep_the_exact_id(
+    spark: Any, server: ServerHandle, r: redis.Redis, key: str
+) -> None:
+    r.xadd(key, {"f": "v"}, id="5-18446744073709551615")
+    r.xadd(key, {"f": "v"}, id="18446744073709551615-0")
+    rows = read(spark, server, key).load().collect()
+    assert [(x.id, x.ms, x.seq) for x in rows] == [
+        ("5-18446744073709551615", 5, None),
+        ("18446744073709551615-0", None, 0),
+    ]
