@@ -58,18 +58,17 @@ def select(ctx: Any, args: Args) -> Any:
 
 
 def _authenticate(ctx: Any, username: bytes, password: bytes) -> None:
-    if not ctx.server.authenticate(username, password):
-        ctx.server.stats["acl_access_denied_auth"] += 1
+    """ACL users (server/acl.py): on success the client switches user and leaves the
+    pre-auth request limits; a failure is counted and goes to ACL LOG."""
+    if not ctx.server.acl_manager.auth_client(ctx, username, password):
         raise CommandError(WRONGPASS)
-    ctx.authenticated = True
-    ctx.user = username.decode(errors="replace")
 
 
 def auth(ctx: Any, args: Args) -> Any:
     if len(args) > 2:
         raise CommandError(SYNTAX)
     if len(args) == 1:
-        if not ctx.server.auth_required() and ctx.server.acl is None:
+        if ctx.server.acl_manager.default.nopass:
             raise CommandError(AUTH_NOT_CONFIGURED)
         _authenticate(ctx, b"default", args.next())
     else:
@@ -87,16 +86,19 @@ def hello(ctx: Any, args: Args) -> Any:
             raise CommandError(NOPROTO)
         proto = n
     setname = None
+    credentials = None
     while args:
-        opt = args.next_upper()
+        raw_opt = args.next()
+        opt = raw_opt.upper()
         if opt == b"AUTH" and len(args) >= 2:
-            user, password = args.next(), args.next()
-            _authenticate(ctx, user, password)
+            credentials = args.next(), args.next()
         elif opt == b"SETNAME" and args:
             setname = args.next()
             _check_client_name(setname)
         else:
-            raise CommandError(f"ERR Syntax error in HELLO option '{opt.decode(errors='replace').lower()}'")
+            raise CommandError(b"ERR Syntax error in HELLO option '" + raw_opt + b"'")
+    if credentials is not None:  # Redis 7.2+: options are validated before authenticating
+        _authenticate(ctx, *credentials)
     if not ctx.authenticated:
         raise CommandError("NOAUTH HELLO must be called with the client already authenticated, "
                            "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
@@ -133,7 +135,8 @@ def reset(ctx: Any, args: Args) -> Any:
     ctx.name = b""
     ctx.no_evict = ctx.no_touch = False
     ctx.user = "default"
-    ctx.authenticated = not server.auth_required()
+    ctx.authenticated = not server.auth_required()  # clientSetDefaultAuth
+    ctx.reader.set_limits(auth_required=not ctx.authenticated)
     return _RESET
 
 

@@ -55,6 +55,41 @@ UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 MAX_CLIENTS = "ERR max number of clients reached"
 SCRIPTING_UNAVAILABLE = "ERR scripting is not available in this version of Sluice yet"
 
+# ACL (Redis 7.2+ wording, the newest documented; 7.0 said "this user has no permissions...").
+# The bytes ones are formatted with user names, which are arbitrary bytes.
+NOPERM_CMD = b"NOPERM User %s has no permissions to run the '%s' command"
+NOPERM_KEY = b"NOPERM No permissions to access a key"
+NOPERM_CHANNEL = b"NOPERM No permissions to access a channel"
+NOPERM_EXEC = (
+    "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC "
+    "call. This command is no longer allowed for the following reason: %s"
+)
+NOPERM_EXEC_REASONS = {
+    1: "no permission to execute the command or subcommand",
+    2: "no permission to touch the specified keys",
+    4: "no permission to access one of the channels used as arguments",
+}
+ACL_USERNAME_SPACES = "ERR Usernames can't contain spaces or null characters"
+ACL_DEFAULT_UNDELETABLE = "ERR The 'default' user cannot be removed"
+ACL_NO_FILE = (
+    "ERR This Redis instance is not configured to use an ACL file. You may want to specify "
+    "users via the ACL SETUSER command and then issue a CONFIG REWRITE (assuming you have a "
+    "Redis configuration file set) in order to store users in the Redis configuration."
+)
+ACL_SAVE_FAILED = (
+    "ERR There was an error trying to save the ACLs. Please check the server logs for more "
+    "information"
+)
+ACL_GENPASS_BITS = (
+    "ERR ACL GENPASS argument must be the number of bits for the output password, a positive "
+    "number up to 4096"
+)
+PROTECTED_COMMAND = (
+    "ERR %s command not allowed. If the %s option is set to \"local\", you can run it from a "
+    "local connection, otherwise you need to set this option in the configuration file, and "
+    "then restart the server."
+)
+
 # persistence (commands/persistence.py), checked against redis-server 7.0.15
 BUSYKEY = "BUSYKEY Target key name already exists."
 DUMP_PAYLOAD_INVALID = "ERR DUMP payload version or checksum are wrong"

@@ -296,6 +296,18 @@ class RequestReader:
         """Bytes buffered for requests not yet complete (the query buffer size)."""
         return self._pure.pending() if self._pure is not None else self._pending
 
+    def set_limits(self, *, auth_required: bool | None = None,
+                   max_bulk_len: int | None = None) -> None:
+        """Change the limits for the requests still to come (AUTH succeeded, RESET, or
+        CONFIG SET proto-max-bulk-len): Redis checks them as it parses, so they apply at once."""
+        if auth_required is not None:
+            self.auth_required = auth_required
+        if max_bulk_len is not None:
+            self.max_bulk_len = max_bulk_len
+        if self._pure is not None:
+            self._pure.auth_required = self.auth_required
+            self._pure.max_bulk_len = self.max_bulk_len
+
     def get(self) -> list[bytes] | None:
         """The next complete request, or None. Raises ``ProtocolError`` on broken framing."""
         pure = self._pure

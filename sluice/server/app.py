@@ -26,6 +26,8 @@ from sluice.commands import load_table
 from sluice.protocol import ErrorReply, ProtocolError
 from sluice.storage.keyspace import Clock, Database, Keyspace
 
+from . import listen
+from .acl import AclManager
 from .blocking import BlockingManager
 from .client import Client
 from .config import Config
@@ -89,6 +91,13 @@ class Server:
         self.paused_until = 0.0
         self.loop_name = "asyncio"
         self.config.on_change("slowlog-max-len", lambda n: self._trim_slowlog())
+        # ACL users (security.md); installs self.acl only while some user is restricted.
+        self.acl_manager = AclManager(self)
+        if self.config.rename_command:
+            from .security import apply_renames
+
+            apply_renames(self.table, self.config.rename_command)
+            self.rebuild_command_names()
 
     def rebuild_command_names(self) -> None:
         """Refresh the fast name lookup after the table changes (rename-command)."""
@@ -116,20 +125,9 @@ class Server:
         if sock is not None:
             self.listeners.append(await self.loop.create_server(factory, sock=sock))
             self.port = sock.getsockname()[1]
-        elif self.config.port:
-            for addr in self.config.bind:
-                optional = addr.startswith("-")
-                host = addr[1:] if optional else addr
-                try:
-                    srv = await self.loop.create_server(
-                        factory, host, self.config.port, backlog=self.config.tcp_backlog,
-                        reuse_address=True,
-                    )
-                except OSError as e:
-                    if optional:
-                        continue
-                    raise OSError(e.errno, f"Could not create server TCP listening socket {host}:{self.config.port}: {e.strerror}") from e
-                self.listeners.append(srv)
+        elif self.config.port:  # port 0: no TCP listener
+            await listen.open_tcp(self, factory, self.config.port)
+        await listen.open_extra(self, factory)  # tls-port, unixsocket
         self._schedule_cron()
         log.info("Ready to accept connections on port %s", self.port)
 
@@ -161,6 +159,7 @@ class Server:
         for srv in self.listeners:
             await srv.wait_closed()
         self.listeners.clear()
+        listen.remove_unix_socket(self)
 
     # -- clients ----------------------------------------------------------------------------
 
@@ -192,18 +191,12 @@ class Server:
                 pass
 
     def authenticate(self, username: bytes, password: bytes) -> bool:
-        """Check credentials (requirepass for the default user until ACL users exist)."""
-        if self.acl is not None:
-            return bool(self.acl.authenticate(username, password))
-        if username != b"default":
-            return False
-        required = self.config.requirepass.encode(errors="surrogateescape")
-        return bool(required) and secrets.compare_digest(password, required)
+        """Check credentials against the ACL users (requirepass is the default user's)."""
+        return self.acl_manager.authenticate(username, password)
 
     def auth_required(self) -> bool:
-        if self.acl is not None:
-            return bool(self.acl.auth_required())
-        return bool(self.config.requirepass)
+        """Whether new connections start unauthenticated (default user not ``on nopass``)."""
+        return self.acl_manager.auth_required()
 
     # -- the request path -------------------------------------------------------------------
 

@@ -27,6 +27,9 @@ class ConfigError(Exception):
 
 
 IMMUTABLE, PROTECTED, HIDDEN = 1, 2, 4
+# A directive that may repeat in the config file (``user``, ``rename-command``); each line adds
+# to a list. Not a CONFIG GET/SET parameter, as in Redis.
+MULTI = 8
 
 _UNITS = {b"": 1, b"b": 1, b"k": 1000, b"kb": 1024, b"m": 1000**2, b"mb": 1024**2,
           b"g": 1000**3, b"gb": 1024**3}
@@ -159,6 +162,34 @@ def _render_obuf(value: dict[str, tuple[int, int, int]]) -> bytes:
     ).encode()
 
 
+def _parse_user(args: list[bytes]) -> list[list[bytes]]:
+    from .acl import parse_user_directive  # noqa: PLC0415 - acl imports this module
+
+    return parse_user_directive(args)
+
+
+def _parse_rename(args: list[bytes]) -> list[list[bytes]]:
+    if len(args) != 2:
+        raise ConfigError("Bad directive or wrong number of arguments")
+    return [list(args)]
+
+
+def _render_words(value: list[list[bytes]]) -> bytes:
+    return b"\n".join(b" ".join(words) for words in value)
+
+
+def _parse_octal(args: list[bytes]) -> int:
+    if len(args) != 1:
+        raise ConfigError("wrong number of arguments")
+    try:
+        n = int(args[0], 8)
+    except ValueError:
+        raise ConfigError("argument couldn't be parsed into an integer") from None
+    if not 0 <= n <= 0o777:
+        raise ConfigError("argument must be between 0 and 777 inclusive")
+    return n
+
+
 DEFAULT_OBUF = {"normal": (0, 0, 0), "replica": (256 << 20, 64 << 20, 60), "pubsub": (32 << 20, 8 << 20, 60)}
 
 PARAMS: list[Param] = [
@@ -187,10 +218,33 @@ PARAMS: list[Param] = [
     Param("slowlog-log-slower-than", "int", 10000, -1, 2**63 - 1),
     Param("slowlog-max-len", "int", 128, 0, 2**63 - 1),
     Param("latency-monitor-threshold", "int", 0, 0, 2**63 - 1),
-    Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local")),
+    Param("enable-debug-command", "enum", "no", choices=("no", "yes", "local"),
+          flags=IMMUTABLE),
     Param("enable-protected-configs", "enum", "no", choices=("no", "yes", "local"),
           flags=IMMUTABLE),
     Param("save", "special", [], parse=_parse_save, render=_render_save),
+    # security (sluice/server/acl.py, tls.py, security.py; docs/security.md)
+    Param("aclfile", "string", "", flags=IMMUTABLE),
+    Param("acllog-max-len", "int", 128, 0, 2**63 - 1),
+    Param("acl-pubsub-default", "enum", "resetchannels", choices=("allchannels", "resetchannels")),
+    Param("user", "special", [], flags=MULTI, parse=_parse_user, render=_render_words),
+    Param("rename-command", "special", [], flags=MULTI, parse=_parse_rename, render=_render_words),
+    Param("unixsocket", "string", "", flags=IMMUTABLE),
+    Param("unixsocketperm", "special", 0, flags=IMMUTABLE, parse=_parse_octal,
+          render=lambda v: b"%o" % v),
+    Param("tls-port", "int", 0, 0, 65535, flags=IMMUTABLE),
+    Param("tls-cert-file", "string", ""),
+    Param("tls-key-file", "string", ""),
+    Param("tls-key-file-pass", "string", "", flags=HIDDEN),
+    Param("tls-ca-cert-file", "string", ""),
+    Param("tls-ca-cert-dir", "string", ""),
+    Param("tls-dh-params-file", "string", ""),
+    Param("tls-auth-clients", "enum", "yes", choices=("no", "yes", "optional")),
+    Param("tls-protocols", "string", ""),
+    Param("tls-ciphers", "string", ""),
+    Param("tls-ciphersuites", "string", ""),
+    Param("tls-prefer-server-ciphers", "bool", False),
+    Param("tls-session-caching", "bool", True),
     Param("appendonly", "bool", False),
     Param("appendfsync", "enum", "everysec", choices=("always", "everysec", "no")),
     Param("appendfilename", "string", "appendonly.aof", flags=IMMUTABLE),
@@ -239,7 +293,7 @@ class Config:
         return self._params.get(name.lower())
 
     def names(self) -> list[str]:
-        return sorted({p.name for p in self._params.values()})
+        return sorted({p.name for p in self._params.values() if not p.flags & MULTI})
 
     def get_bytes(self, name: str) -> bytes:
         p = self._params[name]
@@ -251,6 +305,8 @@ class Config:
         for pat in patterns:
             text = pat.decode(errors="replace").lower()
             for name, p in self._params.items():
+                if p.flags & MULTI:
+                    continue
                 if (name == text or fnmatch.fnmatchcase(name, text)) and name.encode() not in out:
                     out[name.encode()] = p.to_bytes(getattr(self, p.attr))
         return out
@@ -268,6 +324,8 @@ class Config:
             if p.name in seen:
                 raise ConfigError(f"duplicate parameter - '{name}'")
             seen.add(p.name)
+            if p.flags & MULTI and not at_start:
+                raise ConfigError(f"Unknown option or number of arguments for CONFIG SET - '{name}'")
             if not at_start:
                 if p.flags & IMMUTABLE:
                     raise ConfigError(f"CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config")
@@ -280,6 +338,8 @@ class Config:
                     raise
                 raise ConfigError(f"CONFIG SET failed (possibly related to argument '{name}') - {e}") from None
         for p, value in staged:
+            if p.flags & MULTI:
+                value = getattr(self, p.attr) + value  # each directive line adds
             setattr(self, p.attr, value)
         if not at_start:
             for p, value in staged:
@@ -340,11 +400,11 @@ class Config:
             if p.name in done:
                 continue
             done.add(p.name)
-            out.append(f"{p.name} {self._quoted(p)}")
-        for name in self.names():
+            out.extend(self._lines(p))
+        for name in sorted({p.name for p in self._params.values()}):
             p = self._params[name]
-            if name not in done and name == p.name and getattr(self, p.attr) != p.default:
-                out.append(f"{p.name} {self._quoted(p)}")
+            if name not in done and getattr(self, p.attr) != p.default:
+                out.extend(self._lines(p))
         tmp = self.config_file + ".tmp"
         with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
             f.write("\n".join(out) + "\n")
@@ -352,6 +412,12 @@ class Config:
             os.fsync(f.fileno())
         os.replace(tmp, self.config_file)
         self._file_lines = out
+
+    def _lines(self, p: Param) -> list[str]:
+        if p.flags & MULTI:  # one line per value: 'user alice on ...', 'rename-command a b'
+            return [p.name + " " + b" ".join(words).decode(errors="surrogateescape")
+                    for words in getattr(self, p.attr)]
+        return [f"{p.name} {self._quoted(p)}"]
 
     def _quoted(self, p: Param) -> str:
         text = p.to_bytes(getattr(self, p.attr)).decode(errors="surrogateescape")

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 from sluice.commands.errors import MAX_CLIENTS
 
+from .security import protected_mode_refuses, set_keepalive
+
 if TYPE_CHECKING:
     from .app import Server
     from .client import Client
@@ -66,10 +68,11 @@ class ClientProtocol(asyncio.Protocol):
             transport.write(b"-" + MAX_CLIENTS.encode() + b"\r\n")
             transport.close()
             return
-        host = peer[0] if isinstance(peer, tuple) else None
-        if (server.config.protected_mode and not server.auth_required()
-                and host is not None and host not in _LOCAL):
-            log.warning("Denied connection from %s: protected mode", host)
+        if protected_mode_refuses(server, transport):
+            # Redis 7: protected mode while the default user is nopass; only a Unix socket,
+            # 127.0.0.1 and ::1 are local (security.py).
+            server.stats["rejected_connections"] += 1
+            log.warning("Denied connection from %s: protected mode", _fmt_addr(peer))
             transport.write(PROTECTED_MODE_DENIED)
             transport.close()
             return
@@ -77,7 +80,7 @@ class ClientProtocol(asyncio.Protocol):
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 if server.config.tcp_keepalive:
-                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+                    set_keepalive(sock, server.config.tcp_keepalive)
             except OSError:
                 pass
         client = server.new_client(transport)

@@ -25,6 +25,7 @@ from sluice.protocol import NULL_ARRAY, QUEUED, ErrorReply
 from sluice.storage.keyspace import WrongTypeError
 
 from .client import BLOCKED, Client
+from .security import check_protected_command
 
 if TYPE_CHECKING:
     from .app import Server
@@ -69,6 +70,12 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
             reject(server, client, wrong_arity(cmd.name), cmd)
             return
     assert cmd is not None
+    if cmd.name in server.acl_manager.protected:
+        # DEBUG (rows flagged PROTECTED) needs enable-debug-command; after arity, before AUTH.
+        denied = check_protected_command(server, client, cmd)
+        if denied is not None:
+            reject(server, client, denied, cmd)
+            return
     if not client.authenticated and not cmd.flags & F.NO_AUTH:
         reject(server, client, CommandError(NOAUTH), cmd)
         return

@@ -1,0 +1,489 @@
+"""The ACL state of a server: users, the per-command permission check, AUTH, the ACL LOG,
+and loading/saving users from ``user`` directives and the ``aclfile``.
+
+Mirrors Redis's ``acl.c`` (users, ``ACLCheckAllPerm``, ``addACLLogEntry``,
+``ACLLoadFromFile``, ``ACLSaveToFile``, ``ACLLoadUsersAtStartup``,
+``ACLUpdateDefaultUserPassword``); the rule language itself is in ``acl_user.py``.
+
+The hot path: ``dispatch`` calls ``server.acl.check(client, cmd, argv)`` only when
+``server.acl`` is not None, and it is None while every user may run everything on every key
+and channel (the default set-up, with or without a password). When some user is restricted,
+the check costs one set lookup for clients of unrestricted users.
+
+Invariants:
+* A client's ``user`` is a user name (``str``); the ``User`` object is found by name, so
+  ``ACL SETUSER`` (which changes a user in place) takes effect on the next command of every
+  connection of that user, and ``ACL LOAD`` rebinds connections to the new definitions.
+* Deleting a user (``ACL DELUSER``, or ``ACL LOAD`` without it) deauthenticates and closes
+  its connections, the current one after its reply (``deauthenticateAndCloseClient``).
+  A connection subscribed to channels a change revoked is closed too.
+* Passwords exist only as SHA-256 hashes (``acl_user.User.passwords``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import TYPE_CHECKING
+
+from sluice.commands.errors import (
+    NOPERM_CHANNEL,
+    NOPERM_CMD,
+    NOPERM_EXEC,
+    NOPERM_EXEC_REASONS,
+    NOPERM_KEY,
+    CommandError,
+)
+from sluice.commands.spec import F
+
+from .acl_user import (
+    DENIED_AUTH,
+    DENIED_CHANNEL,
+    DENIED_CMD,
+    DENIED_KEY,
+    OK,
+    CommandIndex,
+    RuleError,
+    UnknownCommandRule,
+    User,
+    channel_allowed,
+    has_spaces,
+    merge_selector_args,
+)
+from .config import ConfigError
+
+if TYPE_CHECKING:
+    from sluice.commands.spec import Cmd
+
+    from .app import Server
+    from .client import Client
+
+log = logging.getLogger("sluice")
+
+LOG_GROUPING_MS = 60_000  # ACL_LOG_GROUPING_MAX_TIME_DELTA
+REASONS = {DENIED_CMD: b"command", DENIED_KEY: b"key", DENIED_CHANNEL: b"channel",
+           DENIED_AUTH: b"auth"}
+STAT_NAMES = {DENIED_CMD: "acl_access_denied_cmd", DENIED_KEY: "acl_access_denied_key",
+              DENIED_CHANNEL: "acl_access_denied_channel", DENIED_AUTH: "acl_access_denied_auth"}
+
+
+def user_key(name: bytes) -> str:
+    """The ``client.user`` form of a user name (reversible for any bytes)."""
+    return name.decode("utf-8", "surrogateescape")
+
+
+class LogEntry:
+    """One ACL LOG entry (Redis's ``ACLLogEntry``)."""
+
+    __slots__ = ("count", "reason", "context", "object", "username", "ctime", "cinfo",
+                 "entry_id", "created")
+
+    def __init__(self, reason: int, context: bytes, obj: bytes, username: bytes, now: int,
+                 cinfo: bytes, entry_id: int) -> None:
+        self.count = 1
+        self.reason = reason
+        self.context = context  # toplevel | multi
+        self.object = obj  # command name, key, channel, or the AUTH/HELLO as typed
+        self.username = username
+        self.ctime = now  # ms of the last occurrence
+        self.cinfo = cinfo  # CLIENT LIST line of the last client
+        self.entry_id = entry_id
+        self.created = now
+
+    def same_event(self, other: LogEntry) -> bool:
+        """``ACLLogMatchEntry``: similar enough to count instead of adding an entry."""
+        return (self.reason == other.reason and self.context == other.context
+                and abs(self.ctime - other.ctime) <= LOG_GROUPING_MS
+                and self.object == other.object and self.username == other.username)
+
+
+class AclManager:
+    """Users and everything that consults them. Installed as ``server.acl`` when needed."""
+
+    __slots__ = ("server", "index", "users", "restricted", "default", "log", "log_next_id",
+                 "protected")
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.index = CommandIndex(server.table)  # before rename-command: rules use real names
+        # Commands gated by enable-debug-command (F.PROTECTED rows): a name test in dispatch.
+        self.protected = frozenset(c.name for c in self.index.all if c.flags & F.PROTECTED)
+        self.users: dict[str, User] = {}
+        self.restricted: set[str] = set()  # users that need the per-command check
+        self.log: list[LogEntry] = []  # newest first
+        self.log_next_id = 0
+        self.default = self._new_default()
+        self.users["default"] = self.default
+        cfg = server.config
+        self.update_default_password(cfg.requirepass)
+        cfg.on_change("requirepass", self.update_default_password)
+        cfg.on_change("acllog-max-len", lambda _v: self._trim_log())
+        self.load_at_startup()
+
+    # -- the hooks dispatch and connections use -------------------------------------------
+
+    def check(self, client: Client, cmd: Cmd, argv: list[bytes]) -> CommandError | None:
+        """Refuse ``cmd`` for this client's user: the error to reply, logged; or None."""
+        name = client.user
+        if name not in self.restricted:
+            return None
+        user = self.users[name]
+        res, idx = user.check(cmd, argv)
+        if res == OK:
+            return None
+        in_multi = client.multi is not None or client.in_exec
+        obj = cmd.name.encode() if res == DENIED_CMD else argv[idx]
+        client.cmd = cmd  # Redis's lastcmd: the log's client info names the denied command
+        self.add_log(client, res, b"multi" if in_multi else b"toplevel", obj, user.name)
+        if client.in_exec:
+            return CommandError(NOPERM_EXEC % NOPERM_EXEC_REASONS[res])
+        return CommandError(denial_message(res, user, cmd, None))
+
+    def authenticate(self, username: bytes, password: bytes) -> bool:
+        """``ACLCheckUserCredentials``: an enabled user, and nopass or a matching password."""
+        user = self.users.get(user_key(username))
+        return user is not None and user.check_password(password)
+
+    def auth_required(self) -> bool:
+        """New connections start unauthenticated unless default is ``on nopass``."""
+        d = self.default
+        return not (d.nopass and d.enabled)
+
+    def auth_client(self, client: Client, username: bytes, password: bytes) -> bool:
+        """AUTH / HELLO AUTH: authenticate ``client`` as ``username`` or log the failure."""
+        if self.authenticate(username, password):
+            client.user = user_key(username)
+            client.authenticated = True
+            set_auth_limits(client, False)
+            return True
+        in_multi = client.multi is not None or client.in_exec
+        self.add_log(client, DENIED_AUTH, b"multi" if in_multi else b"toplevel",
+                     client.argv[0] if client.argv else b"AUTH", username)
+        return False
+
+    def refresh(self) -> None:
+        """Recompute which users need checking; install or remove the dispatch hook."""
+        self.restricted = {k for k, u in self.users.items() if not u.unrestricted}
+        self.server.acl = self if self.restricted else None
+
+    # -- users ------------------------------------------------------------------------------
+
+    @property
+    def allchannels_default(self) -> bool:
+        return bool(self.server.config.acl_pubsub_default == "allchannels")
+
+    def _new_user(self, name: bytes) -> User:
+        return User(name, self.allchannels_default)
+
+    def _new_default(self) -> User:
+        """``ACLCreateDefaultUser``: +@all ~* &* on nopass."""
+        u = self._new_user(b"default")
+        for op in (b"+@all", b"~*", b"&*", b"on", b"nopass"):
+            u.apply(op, self.index, False)
+        return u
+
+    def update_default_password(self, password: str) -> None:
+        """requirepass maps to the default user (``ACLUpdateDefaultUserPassword``)."""
+        self.default.apply(b"resetpass", self.index, False)
+        if password:
+            self.default.apply(b">" + password.encode("utf-8", "surrogateescape"), self.index, False)
+        else:
+            self.default.apply(b"nopass", self.index, False)
+
+    def setuser(self, name: bytes, ops: list[bytes]) -> bytes | None:
+        """``ACLStringSetUser``: all rules or none; returns Redis's error text or None."""
+        try:
+            merged = merge_selector_args(ops)
+        except ValueError as e:
+            return (b"Unmatched parenthesis in acl selector starting at '" + _c_str(e.args[0])
+                    + b"'.")
+        key = user_key(name)
+        existing = self.users.get(key)
+        temp = existing.copy() if existing is not None else self._new_user(name)
+        for op in merged:
+            try:
+                temp.apply(op, self.index, self.allchannels_default)
+            except RuleError as e:
+                return (b"Error in ACL SETUSER modifier '" + _c_str(op) + b"': "
+                        + str(e).encode())
+        if existing is not None:
+            self._kill_revoked_subscribers(existing, temp, None)
+            existing.assign(temp)
+        else:
+            self.users[key] = temp
+        self.refresh()
+        self._sync_config()
+        return None
+
+    def deluser(self, names: list[bytes], current: Client | None) -> int:
+        deleted = 0
+        for name in names:
+            user = self.users.pop(user_key(name), None)
+            if user is not None:
+                deleted += 1
+                self._close_clients_of(user_key(name), current)
+        self.refresh()
+        self._sync_config()
+        return deleted
+
+    def sorted_users(self) -> list[User]:
+        """Users in Redis's order (its rax tree sorts names bytewise)."""
+        return sorted(self.users.values(), key=lambda u: u.name)
+
+    def _close_clients_of(self, key: str, current: Client | None) -> None:
+        for client in list(self.server.clients.values()):
+            if client.user == key:
+                deauthenticate_and_close(self.server, client, current)
+
+    def _kill_revoked_subscribers(self, old: User, new: User, current: Client | None) -> None:
+        """Close this user's subscribers whose channels the new rules no longer allow."""
+        if any(s.allchannels for s in new.selectors):
+            return
+        allowed = [c for s in new.selectors for c in s.channels]
+        key = user_key(old.name)
+        for client in list(self.server.clients.values()):
+            if client.user == key and _subscriptions_revoked(client, allowed):
+                deauthenticate_and_close(self.server, client, current)
+
+    # -- ACL LOG ----------------------------------------------------------------------------
+
+    def add_log(self, client: Client, reason: int, context: bytes, obj: bytes,
+                username: bytes) -> None:
+        """``addACLLogEntry``: count the denial; group it with a recent similar one."""
+        self.server.stats[STAT_NAMES[reason]] += 1
+        max_len = self.server.config.acllog_max_len
+        if max_len == 0:
+            self._trim_log()
+            return
+        now = self.server.keyspace.clock.now_ms()
+        entry = LogEntry(reason, context, obj, username, now, client.info_line().encode(),
+                         self.log_next_id)
+        for i, old in enumerate(self.log[:10]):  # Redis scans only the 10 newest entries
+            if old.same_event(entry):
+                old.count += 1
+                old.cinfo, old.ctime = entry.cinfo, entry.ctime
+                self.log.insert(0, self.log.pop(i))
+                return
+        self.log_next_id += 1
+        self.log.insert(0, entry)
+        self._trim_log()
+
+    def _trim_log(self) -> None:
+        del self.log[max(self.server.config.acllog_max_len, 0):]
+
+    # -- files and directives ---------------------------------------------------------------
+
+    def load_at_startup(self) -> None:
+        """``ACLLoadUsersAtStartup``: ``user`` directives or the aclfile, never both."""
+        cfg = self.server.config
+        directives: list[list[bytes]] = list(cfg.user)
+        if cfg.aclfile and directives:
+            raise ConfigError(
+                "Configuring Redis with users defined in redis.conf and at the same setting an "
+                "ACL file path is invalid. This setup is very likely to lead to configuration "
+                "errors and security holes, please define either an ACL file or declare users "
+                "directly in your redis.conf, but not both.")
+        seen: set[bytes] = set()
+        for args in directives:
+            name, ops = args[0], args[1:]
+            if name in seen:
+                raise ConfigError(f"Error in user declaration '{name.decode(errors='replace')}': "
+                                  "Duplicate user found. A user can only be defined once in "
+                                  "config files")
+            seen.add(name)
+            if has_spaces(name):
+                raise ConfigError("Spaces not allowed in ACL usernames")
+            key = user_key(name)
+            user = self.users.get(key)
+            if user is None:
+                user = self.users[key] = self._new_user(name)
+            else:
+                user.apply(b"reset", self.index, self.allchannels_default)
+            for op in merge_selector_args(ops):
+                try:
+                    user.apply(op, self.index, self.allchannels_default)
+                except RuleError as e:
+                    raise ConfigError(
+                        f"Error loading ACL rule '{op.decode(errors='replace')}' for the user "
+                        f"named '{name.decode(errors='replace')}': {e}") from None
+            if not user.enabled:
+                log.info("The user '%s' is disabled (there is no 'on' modifier in the user "
+                         "description). Make sure this is not a configuration error.", key)
+        if cfg.aclfile:
+            errors = self.load_file()
+            if errors is not None:
+                raise ConfigError(f"Aborting Redis startup because of ACL errors: {errors}")
+        self.refresh()
+
+    def load_file(self, current: Client | None = None) -> str | None:
+        """``ACLLoadFromFile``: all users from the aclfile, or nothing and the errors."""
+        path = self.server.config.aclfile
+        try:
+            with open(path, "rb") as f:
+                text = f.read()
+        except OSError as e:
+            return f"Error loading ACLs, opening file '{path}': {e.strerror}"
+        users: dict[str, User] = {}
+        errors: list[str] = []
+        for lineno, raw in enumerate(text.split(b"\n"), 1):
+            line = raw.strip(b" \t\r\n")
+            if not line:
+                continue
+            argv = line.split(b" ")  # sdssplitlen on single spaces: no quoting in ACL files
+            if argv[0] != b"user" or len(argv) < 2:
+                errors.append(f"{path}:{lineno} should start with user keyword followed by "
+                              "the username. ")
+                continue
+            name = argv[1]
+            shown = name.decode("utf-8", "replace")
+            if has_spaces(name):
+                errors.append(f"'{path}:{lineno}: username '{shown}' contains invalid "
+                              "characters. ")
+                continue
+            key = user_key(name)
+            if key in users:
+                errors.append(f"WARNING: Duplicate user '{shown}' found on line {lineno}. ")
+                continue
+            user = users[key] = self._new_user(name)
+            try:
+                ops = merge_selector_args(argv[2:])
+            except ValueError:
+                errors.append(f"{path}:{lineno}: Unmatched parenthesis in selector definition.")
+                continue
+            syntax_error = False
+            for op in ops:
+                op = op.strip(b"\t\r\n")
+                try:
+                    user.apply(op, self.index, self.allchannels_default)
+                except UnknownCommandRule as e:
+                    errors.append(f"{path}:{lineno}: Error in applying operation "
+                                  f"'{op.decode('utf-8', 'replace')}': {e}. ")
+                except RuleError as e:
+                    if not syntax_error:
+                        errors.append(f"{path}:{lineno}: {e}. ")
+                        syntax_error = True
+        if errors:
+            return "".join(errors) + ("WARNING: ACL errors detected, no change to the "
+                                      "previously active ACL rules was performed")
+        new_default = users.pop("default", None) or self._new_default()
+        self.default.assign(new_default)  # the default user object is kept (as Redis does)
+        old = self.users
+        self.users = {"default": self.default, **users}
+        for client in list(self.server.clients.values()):
+            if client.user not in self.users:
+                deauthenticate_and_close(self.server, client, current)
+            elif client.user in old and client.user != "default":
+                allowed = None if self.users[client.user].unrestricted else [
+                    c for s in self.users[client.user].selectors for c in s.channels]
+                if (allowed is not None
+                        and not any(s.allchannels for s in self.users[client.user].selectors)
+                        and _subscriptions_revoked(client, allowed)):
+                    deauthenticate_and_close(self.server, client, current)
+        self.refresh()
+        return None
+
+    def save_file(self) -> bool:
+        """``ACLSaveToFile``: write every user, via a temp file, fsync and rename."""
+        path = self.server.config.aclfile
+        data = b"".join(b"user " + u.name + b" " + u.describe() + b"\n"
+                        for u in self.sorted_users())
+        tmp = f"{path}.tmp-{os.getpid()}-{int(time.time() * 1000)}"
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path)
+            dirfd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+            try:
+                os.fsync(dirfd)
+            finally:
+                os.close(dirfd)
+        except OSError as e:
+            log.warning("Writing ACL file for ACL SAVE: %s", e)
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            return False
+        return True
+
+    def _sync_config(self) -> None:
+        """Keep ``config.user`` in step so CONFIG REWRITE writes the users (no aclfile)."""
+        cfg = self.server.config
+        if cfg.aclfile:
+            return
+        cfg.user = [[u.name, *merge_selector_args(u.describe().split(b" "))]
+                    for u in self.sorted_users()]
+
+
+def _c_str(b: bytes) -> bytes:
+    """What Redis's ``%s`` prints of an argument: up to the first NUL."""
+    return b.split(b"\0", 1)[0]
+
+
+def denial_message(res: int, user: User, cmd: Cmd, obj: bytes | None) -> bytes:
+    """``getAclErrorMessage`` with the ``NOPERM`` code; verbose (``obj``) for ACL DRYRUN."""
+    if res == DENIED_CMD:
+        return NOPERM_CMD % (user.name, cmd.name.encode())
+    if obj is not None:
+        what = b"key" if res == DENIED_KEY else b"channel"
+        return b"NOPERM User %s has no permissions to access the '%s' %s" % (user.name, obj, what)
+    return NOPERM_KEY if res == DENIED_KEY else NOPERM_CHANNEL
+
+
+def set_auth_limits(client: Client, unauthenticated: bool) -> None:
+    """Pre-auth request limits (10 arguments, 16 KB bulks) apply to unauthenticated clients."""
+    client.reader.set_limits(auth_required=unauthenticated)
+
+
+def deauthenticate_and_close(server: Server, client: Client, current: Client | None) -> None:
+    """``deauthenticateAndCloseClient``: back to an unauthenticated default user, then
+    closed: the current client after its reply, any other at once."""
+    client.user = "default"
+    client.authenticated = False
+    if client is current:
+        client.closing = True
+    else:
+        server.close_client(client)
+
+
+def _subscriptions_revoked(client: Client, allowed: list[bytes]) -> bool:
+    """A subscription (channel, pattern, shard channel) the ``allowed`` list doesn't cover."""
+    for attr, is_pattern in (("pubsub_patterns", True), ("pubsub_channels", False),
+                             ("pubsub_shard_channels", False)):
+        subs = getattr(client, attr, None)
+        if subs:
+            for ch in subs:
+                if not channel_allowed(allowed, ch, is_pattern):
+                    return True
+    return False
+
+
+def parse_user_directive(args: list[bytes]) -> list[list[bytes]]:
+    """Config-file ``user <name> rules...``: syntax-checked now, loaded at start-up.
+
+    Unknown commands and categories are tolerated here, as Redis does before modules load.
+    """
+    if len(args) < 1:
+        raise ConfigError("wrong number of arguments")
+    try:
+        ops = merge_selector_args(args[1:])
+    except ValueError as e:
+        raise ConfigError(f"Error in user declaration '{e.args[0].decode(errors='replace')}': "
+                          "Unmatched parenthesis in acl selector") from None
+    probe = User(args[0])
+    empty = CommandIndex({})
+    for op in ops:
+        try:
+            probe.apply(op, empty, False)
+        except UnknownCommandRule:
+            continue
+        except RuleError as e:
+            raise ConfigError(f"Error in user declaration '{op.decode(errors='replace')}': {e}") from None
+    return [list(args)]
