@@ -142,9 +142,9 @@ def test_kill_9_mid_stream_then_restart_gives_every_row_once(
     try:
         commits = ckpt / "commits"
         wait_for(
-            lambda: commits.is_dir() and len(list(commits.glob("[0-9]*"))) >= 2,
+            lambda: commits.is_dir() and len(list(commits.glob("[0-9]*"))) >= 1,
             timeout=90,
-            what="two committed micro-batches",
+            what="a committed micro-batch",
         )
     finally:
         os.killpg(process.pid, signal.SIGKILL)  # the driver and its JVM, mid-stream
