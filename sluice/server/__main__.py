@@ -14,6 +14,7 @@ import sys
 
 from .app import Server
 from .config import Config, ConfigError
+from .loading import LoadError
 
 
 def build_config(argv: list[str]) -> Config:
@@ -73,6 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         asyncio.run(_run(server))
     except OSError as e:
+        logging.getLogger("sluice").error("%s", e)
+        return 1
+    except LoadError as e:  # the data on disk can't be loaded safely: say where, exit 1
         logging.getLogger("sluice").error("%s", e)
         return 1
     return 0

@@ -237,13 +237,11 @@ class AppendOnlyFile:
         if not buf:
             return True
         written = 0
+        data = bytes(buf)  # a copy: no buffer exports pin ``buf`` if a write raises
         try:
-            view = memoryview(buf)
-            while written < len(buf):
-                written += self.write(self.fd, view[written:])
-            view.release()
+            while written < len(data):
+                written += self.write(self.fd, data[written:] if written else data)
         except OSError as e:
-            view.release()
             if written:
                 try:  # cut the partial command off, as Redis does, so the file stays parseable
                     os.ftruncate(self.fd, self.incr_size)

@@ -1,0 +1,1 @@
+"""Command-line tools: ``sluice-check-aof`` and ``sluice-check-rdb``."""

@@ -1,0 +1,323 @@
+"""AOF and RDB persistence through a real socket: restart, rewrite, disk errors, truncation."""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+
+from sluice.server.loading import LoadError
+from sluice.storage.aof import Manifest, encode_command, parse_commands
+from tests.support import ThreadedServer, wait_until
+
+pytestmark = pytest.mark.timeout(60)
+
+Factory = Callable[..., ThreadedServer]
+
+
+def _aof(dir_: Path, *extra: str) -> list[str]:
+    return [f"dir {dir_}", "appendonly yes", "appendfsync always", *extra]
+
+
+def _incr_commands(dir_: Path) -> list[list[bytes]]:
+    m = Manifest.parse((dir_ / "appendonlydir" / "appendonly.aof.manifest").read_text())
+    out: list[list[bytes]] = []
+    for info in m.incrs:
+        out += [a for a, _ in parse_commands((dir_ / "appendonlydir" / info.name).read_bytes())]
+    return out
+
+
+def _restart(server: ThreadedServer, make_server: Factory, *lines: str) -> ThreadedServer:
+    server.stop()
+    return make_server(*lines)
+
+
+def test_aof_replays_everything_after_restart(make_server: Factory, tmp_path: Path) -> None:
+    s = make_server(*_aof(tmp_path))
+    r = s.client()
+    r.set("a", "1")
+    r.set("ttl", "x", ex=1000)
+    r.rpush("l", "x", "y", "z")
+    r.lpop("l")
+    r.incr("n")
+    r.expire("a", 500)
+    with r.pipeline(transaction=True) as p:
+        p.incr("n").rpush("l", "w").execute()
+    r3 = s.client(db=3)
+    r3.set("in3", "v")
+    before = {k: r.dump(k) for k in r.keys("*")}
+    ttl = r.pttl("ttl")
+    s = _restart(s, make_server, *_aof(tmp_path))
+    r = s.client()
+    assert {k: r.dump(k) for k in r.keys("*")} == before
+    assert 0 < r.pttl("ttl") <= ttl
+    assert s.client(db=3).get("in3") == b"v"
+    logged = _incr_commands(tmp_path)
+    names = [a[0].upper() for a in logged]
+    assert [b"SELECT", b"0"] in logged and [b"SELECT", b"3"] in logged
+    assert b"MULTI" in names and b"EXEC" in names
+    assert any(a[0].upper() == b"PEXPIREAT" for a in logged)  # EXPIRE logged as absolute
+    assert any(b"PXAT" in [x.upper() for x in a] for a in logged)  # SET EX logged as PXAT
+    assert b"EX" not in [x.upper() for a in logged for x in a]
+
+
+def test_reply_is_not_sent_before_fsync(make_server: Factory, tmp_path: Path) -> None:
+    s = make_server(*_aof(tmp_path))
+    aof = s.server.aof  # type: ignore[union-attr]
+    entered, release = threading.Event(), threading.Event()
+    real_fsync = aof.fsync
+
+    def gated(fd: int) -> None:
+        entered.set()
+        release.wait(10)
+        real_fsync(fd)
+
+    aof.fsync = gated
+    sock = socket.create_connection(("127.0.0.1", s.port))
+    sock.sendall(encode_command([b"SET", b"k", b"v"]))
+    assert entered.wait(10)
+    sock.setblocking(False)
+    with pytest.raises(BlockingIOError):  # the command ran, but its reply waits for the disk
+        sock.recv(100)
+    sock.setblocking(True)
+    sock.settimeout(10)
+    release.set()
+    assert sock.recv(100) == b"+OK\r\n"
+    sock.close()
+
+
+def test_one_fsync_for_a_pipelined_batch(make_server: Factory, tmp_path: Path) -> None:
+    s = make_server(*_aof(tmp_path))
+    aof = s.server.aof  # type: ignore[union-attr]
+    calls = []
+    real_fsync = aof.fsync
+    aof.fsync = lambda fd: (calls.append(fd), real_fsync(fd))
+    r = s.client()
+    with r.pipeline(transaction=False) as p:
+        for i in range(200):
+            p.set(f"k{i}", i)
+        p.execute()
+    assert 1 <= len(calls) <= 3
+    assert r.dbsize() == 200
+
+
+def test_disk_error_refuses_writes_holds_replies_and_recovers(make_server: Factory,
+                                                              tmp_path: Path) -> None:
+    s = make_server(*_aof(tmp_path))
+    aof = s.server.aof  # type: ignore[union-attr]
+    r = s.client()
+    r.set("before", "1")
+    real_write = aof.write
+    broken = threading.Event()
+    broken.set()
+
+    def flaky(fd: int, data: Any) -> int:
+        if broken.is_set():
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return int(real_write(fd, data))
+
+    aof.write = flaky
+    held = socket.create_connection(("127.0.0.1", s.port))
+    held.sendall(encode_command([b"SET", b"during", b"1"]))
+    wait_until(lambda: r.info("persistence")["aof_last_write_status"] == "err", what="AOF error")
+    with pytest.raises(redis.ResponseError, match="^MISCONF Errors writing to the AOF file: No "
+                                                  "space left on device"):
+        r.set("refused", "1")
+    with pytest.raises(redis.ResponseError, match="MISCONF"):
+        r.ping()
+    assert r.get("before") == b"1"  # reads go on
+    held.setblocking(False)
+    with pytest.raises(BlockingIOError):  # not on disk: not acknowledged
+        held.recv(100)
+    held.setblocking(True)
+    held.settimeout(10)
+    broken.clear()  # the disk heals; the cron retries the write
+    assert held.recv(100) == b"+OK\r\n"
+    wait_until(lambda: r.info("persistence")["aof_last_write_status"] == "ok", what="recovery")
+    r.set("after", "1")
+    held.close()
+    s = _restart(s, make_server, *_aof(tmp_path))
+    assert s.client().mget("before", "during", "after") == [b"1", b"1", b"1"]
+
+
+def _write_then_tear(make_server: Factory, tmp_path: Path) -> tuple[Path, bytes]:
+    s = make_server(*_aof(tmp_path))
+    r = s.client()
+    for i in range(5):
+        r.set(f"k{i}", i)
+    s.stop()
+    m = Manifest.parse((tmp_path / "appendonlydir" / "appendonly.aof.manifest").read_text())
+    path = tmp_path / "appendonlydir" / m.incrs[-1].name
+    return path, path.read_bytes()
+
+
+def test_torn_tail_is_cut_with_truncated_yes(make_server: Factory, tmp_path: Path,
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    path, data = _write_then_tear(make_server, tmp_path)
+    whole = len(data)
+    path.write_bytes(data + b"*3\r\n$3\r\nSET\r\n$2\r\nk9\r\n$1")
+    s = make_server(*_aof(tmp_path))
+    assert s.client().dbsize() == 5
+    assert path.stat().st_size == whole
+    assert f"Truncating the AOF {path.name} at offset {whole}" in caplog.text
+
+
+def test_torn_tail_is_refused_with_truncated_no(make_server: Factory, tmp_path: Path) -> None:
+    path, data = _write_then_tear(make_server, tmp_path)
+    path.write_bytes(data + b"*2\r\n$3\r\nDEL")
+    with pytest.raises(LoadError, match=rf"{path.name} \(valid up to offset {len(data)} "):
+        make_server(*_aof(tmp_path, "aof-load-truncated no"))
+
+
+def test_corruption_in_the_middle_is_refused_with_offset_and_hint(make_server: Factory,
+                                                                    tmp_path: Path) -> None:
+    path, data = _write_then_tear(make_server, tmp_path)
+    cut = data.index(b"*3", 40)
+    path.write_bytes(data[:cut] + b"GARBAGE" + data[cut:])
+    with pytest.raises(LoadError, match=rf"at offset {cut} .*sluice-check-aof --fix"):
+        make_server(*_aof(tmp_path))
+
+
+def test_bgrewriteaof_compacts_and_keeps_everything(make_server: Factory,
+                                                    tmp_path: Path) -> None:
+    s = make_server(*_aof(tmp_path))
+    r = s.client()
+    for i in range(300):
+        r.set(f"k{i % 30}", i)
+        r.rpush("list", i)
+    r.set("ttl", "v", px=100_000)
+    size_before = r.info("persistence")["aof_current_size"]
+    assert r.bgrewriteaof()
+    r.set("during", "1")  # lands in the new incremental file
+    wait_until(lambda: r.info("persistence")["aof_rewrites"] == 1, what="rewrite")
+    info = r.info("persistence")
+    assert info["aof_current_size"] < size_before
+    files = sorted(os.listdir(tmp_path / "appendonlydir"))
+    assert files == ["appendonly.aof.2.base.rdb", "appendonly.aof.2.incr.aof",
+                     "appendonly.aof.manifest"]
+    expected = {k: r.dump(k) for k in r.keys("*")}
+    s = _restart(s, make_server, *_aof(tmp_path))
+    r = s.client()
+    assert {k: r.dump(k) for k in r.keys("*")} == expected
+    assert 0 < r.pttl("ttl") <= 100_000
+
+
+def test_rewrite_without_rdb_preamble_writes_commands(make_server: Factory,
+                                                      tmp_path: Path) -> None:
+    lines = _aof(tmp_path, "aof-use-rdb-preamble no")
+    s = make_server(*lines)
+    r = s.client()
+    r.rpush("l", *range(100))
+    r.set("s", "v", px=50_000)
+    r.bgrewriteaof()
+    wait_until(lambda: r.info("persistence")["aof_rewrites"] == 1, what="rewrite")
+    base = (tmp_path / "appendonlydir" / "appendonly.aof.2.base.aof").read_bytes()
+    cmds = [a for a, _ in parse_commands(base)]
+    assert [c[0] for c in cmds].count(b"RPUSH") == 2  # 64 items per command, as Redis
+    assert [b"PEXPIREAT", b"s"] in [c[:2] for c in cmds]
+    s = _restart(s, make_server, *lines)
+    assert s.client().lrange("l", 0, -1) == [str(i).encode() for i in range(100)]
+
+
+def test_auto_rewrite_on_growth(make_server: Factory, tmp_path: Path) -> None:
+    s = make_server(*_aof(tmp_path, "auto-aof-rewrite-min-size 4kb",
+                          "auto-aof-rewrite-percentage 100"))
+    r = s.client()
+    for i in range(200):
+        r.set("same-key", "x" * 50 + str(i))
+    wait_until(lambda: r.info("persistence")["aof_rewrites"] >= 1, what="automatic rewrite")
+
+
+def test_config_set_appendonly_starts_an_aof(make_server: Factory, tmp_path: Path) -> None:
+    s = make_server(f"dir {tmp_path}")
+    r = s.client()
+    r.set("early", "1")
+    r.config_set("appendonly", "yes")
+    r.set("late", "2")
+    assert r.info("persistence")["aof_enabled"] == 1
+    s = _restart(s, make_server, *_aof(tmp_path))
+    assert s.client().mget("early", "late") == [b"1", b"2"]
+
+
+def test_save_bgsave_lastsave_and_reload(make_server: Factory, tmp_path: Path) -> None:
+    s = make_server(f"dir {tmp_path}", "enable-debug-command yes")
+    r = s.client()
+    r.set("s", "v")
+    r.rpush("l", "a", "b")
+    r.set("t", "x", px=100_000)
+    assert r.save()
+    assert (tmp_path / "dump.rdb").exists()
+    first = r.lastsave()
+    r.set("s", "v2")
+    assert r.info("persistence")["rdb_changes_since_last_save"] == 1
+    assert r.bgsave()
+    wait_until(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0
+               and r.info("persistence")["rdb_changes_since_last_save"] == 0, what="bgsave")
+    assert r.lastsave() >= first
+    if b"debug" in s.server.table:  # type: ignore[union-attr]
+        assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert r.get("s") == b"v2" and r.lrange("l", 0, -1) == [b"a", b"b"]
+    s = _restart(s, make_server, f"dir {tmp_path}")
+    r = s.client()
+    assert r.get("s") == b"v2" and 0 < r.pttl("t") <= 100_000
+
+
+def test_save_schedule_triggers_bgsave(make_server: Factory, tmp_path: Path) -> None:
+    s = make_server(f"dir {tmp_path}", "save 0 3")
+    r = s.client()
+    for i in range(3):
+        r.set(f"k{i}", i)
+    wait_until(lambda: r.info("persistence")["rdb_saves"] >= 1, what="scheduled bgsave")
+    assert (tmp_path / "dump.rdb").exists()
+
+
+def test_shutdown_save(make_server: Factory, tmp_path: Path) -> None:
+    s = make_server(f"dir {tmp_path}")
+    r = s.client()
+    r.set("k", "v")
+    r.shutdown(save=True)  # redis-py takes the dropped connection as success
+    s.stop()
+    s = make_server(f"dir {tmp_path}")
+    assert s.client().get("k") == b"v"
+
+
+def test_failed_bgsave_refuses_writes_when_configured(make_server: Factory,
+                                                      tmp_path: Path) -> None:
+    s = make_server(f"dir {tmp_path}", "save 3600 1")
+    r = s.client()
+    p = s.server.persistence  # type: ignore[union-attr]
+    s.call(lambda: setattr(p, "last_bgsave_ok", False) or p.refresh_disk_error())
+    with pytest.raises(redis.ResponseError, match="^MISCONF Redis is configured to save RDB"):
+        r.set("k", "v")
+    assert r.save()
+    r.set("k", "v")
+
+
+def test_dump_restore(r: redis.Redis) -> None:
+    r.set("s", "hello")
+    r.rpush("l", *range(10))
+    for key in ("s", "l"):
+        payload = r.dump(key)
+        assert payload is not None
+        with pytest.raises(redis.ResponseError, match="^BUSYKEY Target key name already exists."):
+            r.restore(key, 0, payload)
+        assert r.restore(key, 0, payload, replace=True)
+        assert r.restore(key + "2", 5000, payload)
+        assert 0 < r.pttl(key + "2") <= 5000
+    assert r.lrange("l2", 0, -1) == r.lrange("l", 0, -1)
+    payload = r.dump("s")
+    assert payload is not None
+    with pytest.raises(redis.ResponseError, match="^DUMP payload version or checksum are wrong"):
+        r.restore("x", 0, payload[:-1] + bytes([payload[-1] ^ 1]))
+    with pytest.raises(redis.ResponseError, match="^Invalid TTL value, must be >= 0"):
+        r.restore("x", -1, payload)
+    assert r.restore("x", 1, payload, replace=True, absttl=True)  # long expired: not created
+    assert r.exists("x") == 0
+    assert r.dump("missing") is None
