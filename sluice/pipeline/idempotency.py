@@ -88,6 +88,8 @@ def reserve_base(
     if existing is None:
         client.set(key, base_after(client, [stream]), nx=True, ex=RESERVATION_TTL_S)
         existing = client.get(key)
+    if existing is None:
+        raise RuntimeError(f"reservation {key} vanished right after SET NX (evicted?)")
     return int(existing)
 
 
