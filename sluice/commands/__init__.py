@@ -3,11 +3,13 @@
 A family module (``strings.py``, ``streams.py`` ...) ends with a ``COMMANDS`` tuple of
 ``spec.cmd(...)`` rows. ``load_table`` imports each module of this package, and attaches
 ``parent|sub`` rows to their parent's ``subcommands``. Modules import no ``server`` code: the
-``ctx`` they receive is a ``server.client.Client``.
+``ctx`` they receive is a ``server.client.Client``. Each call returns fresh copies of the rows,
+so two servers in one process (tests) never share INFO commandstats.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 import pkgutil
 
@@ -23,7 +25,8 @@ def load_table() -> dict[bytes, Cmd]:
         if info.name in _NOT_FAMILIES or info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
-        rows.extend(getattr(module, "COMMANDS", ()))
+        # A copy per table: each server keeps its own command statistics.
+        rows.extend(_fresh(row) for row in getattr(module, "COMMANDS", ()))
     table: dict[bytes, Cmd] = {}
     subs: list[Cmd] = []
     for row in rows:
@@ -40,3 +43,11 @@ def load_table() -> dict[bytes, Cmd]:
         row.first_arg = 2
         parent.subcommands[sub.encode()] = row
     return table
+
+
+def _fresh(row: Cmd) -> Cmd:
+    out = copy.copy(row)
+    out.subcommands = {}
+    out.parent = None
+    out.calls = out.usec = out.rejected_calls = out.failed_calls = 0
+    return out

@@ -229,7 +229,7 @@ def client_unblock(ctx: Any, args: Args) -> Any:
 
 COMMANDS = (
     #   name              arity  flags                                        acl           keys  handler
-    cmd("ping",            -1,   FAST | STALE | LOADING,                      A.CONNECTION, None, ping,
+    cmd("ping",            -1,   FAST,                                        A.CONNECTION, None, ping,
         "Returns the server's liveliness response.", complexity="O(1)", group="connection",
         syntax="[message]"),
     cmd("echo",             2,   FAST | STALE | LOADING,                      A.CONNECTION, None, echo,

@@ -143,3 +143,143 @@ def _shown(arg: bytes, limit: int) -> str:
     text = arg[:limit].decode("utf-8", "replace")
     # Redis sanitises the echoed text so the error stays one line.
     return text.replace("\r", " ").replace("\n", " ")
+
+# Introspection, administration and CLIENT (commands/introspection.py, admin.py,
+# connection.py), checked against redis-server 7.0.15
+INVALID_COMMAND = "ERR Invalid command specified"
+NO_KEY_ARGUMENTS = "ERR The command has no key arguments"
+INVALID_NUMBER_OF_ARGUMENTS = "ERR Invalid number of arguments specified for command"
+INVALID_ARGUMENTS = "ERR Invalid arguments specified for command"
+CONFIG_NO_FILE = "ERR The server is running without a config file"
+SLOWLOG_COUNT = "ERR count should be greater than or equal to -1"
+NO_SHUTDOWN = "ERR No shutdown in progress."
+SHUTDOWN_FAILED = "ERR Errors trying to SHUTDOWN. Check logs."
+LATENCY_NO_SAMPLES = "ERR No samples available for event '%s'"
+DEBUG_PROTOCOL_TYPE = (
+    "ERR Wrong protocol type name. Please use one of the following: "
+    "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false"
+)
+RESP2_UNSUPPORTED = "ERR RESP2 is not supported by this command"
+DEBUG_NOT_ALLOWED = (
+    "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", "
+    "you can run it from a local connection, otherwise you need to set this option in the "
+    "configuration file, and then restart the server."
+)
+SCRIPT_FLUSH_MODE = "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+FUNCTION_FLUSH_MODE = "ERR FUNCTION FLUSH only supports SYNC|ASYNC option"
+MONITOR_IN_MULTI = "ERR MONITOR isn't allowed for DENY BLOCKING client"
+NO_SUCH_CLIENT = "ERR No such client"
+CLIENT_ID_POSITIVE = "ERR client-id should be greater than 0"
+INVALID_CLIENT_ID = "ERR Invalid client ID"
+UNKNOWN_CLIENT_TYPE = "ERR Unknown client type '%s'"
+NO_SUCH_USER = "ERR No such user '%s'"
+CLIENT_NAME_CHARS = "ERR Client names cannot contain spaces, newlines or special characters."
+PAUSE_MODE = "ERR CLIENT PAUSE mode must be WRITE or ALL"
+TIMEOUT_NOT_INTEGER = "ERR timeout is not an integer or out of range"
+UNBLOCK_REASON = "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"
+CACHING_NEEDS_TRACKING = (
+    "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
+    "OPTOUT mode enabled"
+)
+# Our own wording: Sluice does not implement client-side caching.
+TRACKING_UNSUPPORTED = (
+    "ERR client-side caching (CLIENT TRACKING ON) is not supported by Sluice"
+)
+
+
+def subcommand_syntax(sub: bytes, parent: str) -> CommandError:
+    """``ERR unknown subcommand or wrong number of arguments for 'x'. Try PARENT HELP.``"""
+    return CommandError(
+        f"ERR unknown subcommand or wrong number of arguments for '{_shown(sub, 128)}'. "
+        f"Try {parent.upper()} HELP."
+    )
+
+
+# Consumer groups (commands/stream_groups.py, stream_readgroup.py, stream_claims.py), checked
+# against redis-server 7.0.15; texts that changed since follow the current Redis source.
+# The NOGROUP ones name a key and a group (arbitrary bytes), so they are bytes templates.
+NOGROUP_XGROUP = b"NOGROUP No such consumer group '%s' for key name '%s'"
+NOGROUP_KEY_OR_GROUP = b"NOGROUP No such key '%s' or consumer group '%s'"
+NOGROUP_XREADGROUP = (
+    b"NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option"
+)
+XGROUP_KEY_REQUIRED = (
+    "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want "
+    "to use the MKSTREAM option to create an empty stream automatically."
+)
+ENTRIESREAD_RANGE = "ERR value for ENTRIESREAD must be positive or -1"
+XREADGROUP_MISSING_GROUP = "ERR Missing GROUP option for XREADGROUP"
+XREADGROUP_DOLLAR = (
+    "ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history "
+    "of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ "
+    "ID would just return an empty result set."
+)
+# 7.4+ (7.0 parses "+" as an ID and answers "Invalid stream ID").
+XREADGROUP_PLUS = (
+    "ERR The + ID is meaningless in the context of XREADGROUP: you want to read the history "
+    "of this consumer by specifying a proper ID, or use the > ID to get new messages. The + "
+    "ID would just return an empty result set."
+)
+XCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XCLAIM"
+XCLAIM_IDLE = "ERR Invalid IDLE option argument for XCLAIM"
+XCLAIM_TIME = "ERR Invalid TIME option argument for XCLAIM"
+XCLAIM_RETRYCOUNT = "ERR Invalid RETRYCOUNT option argument for XCLAIM"
+XCLAIM_UNKNOWN_OPTION = b"ERR Unrecognized XCLAIM option '%s'"
+XAUTOCLAIM_MIN_IDLE = "ERR Invalid min-idle-time argument for XAUTOCLAIM"
+XAUTOCLAIM_COUNT = "ERR COUNT must be > 0"
+# (XREADGROUP_UNBALANCED, TIMEOUT_NOT_INTEGER and the IDS block's NUMIDS_* / IDS_REQUIRED are
+# shared with XREAD / XDELEX and defined with them.)
+
+
+# Streams (commands/streams.py, stream_info.py, stream_common.py), checked against
+# redis-server 7.0.15; the 8.x texts (IDMP, XDELEX, XCFGSET) follow Redis's own test suite
+# (tests/unit/type/stream.tcl) and the redis.io docs, and are marked so.
+STREAM_MAXLEN_NEGATIVE = "ERR The MAXLEN argument must be >= 0."
+STREAM_LIMIT_NEGATIVE = "ERR The LIMIT argument must be >= 0."
+STREAM_MAXLEN_AND_MINID = (
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"
+)
+STREAM_LIMIT_WITHOUT_STRATEGY = (
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"
+)
+STREAM_LIMIT_WITHOUT_APPROX = "ERR syntax error, LIMIT cannot be used without the special ~ option"
+XTRIM_WITHOUT_STRATEGY = "ERR syntax error, XTRIM must be called with a trimming strategy"
+STREAM_INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
+# 8.6 IDMP / IDMPAUTO (texts from Redis's test suite)
+IDMP_TWICE = "ERR IDMP/IDMPAUTO specified multiple times"
+IDMP_EXPLICIT_ID = "ERR IDMP/IDMPAUTO can be used only with auto-generated IDs"
+IDMP_EMPTY_PID = "ERR IDMP requires a non-empty producer ID"
+IDMP_EMPTY_IID = "ERR IDMP requires a non-empty idempotent ID"
+IDMPAUTO_EMPTY_PID = "ERR IDMPAUTO requires a non-empty producer ID"
+# 8.6 XCFGSET (range texts as redis-py / fakeredis report them; the first one is unverified)
+XCFGSET_NO_PARAMETER = "ERR At least one parameter (IDMP-DURATION or IDMP-MAXSIZE) is required"
+IDMP_DURATION_RANGE = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
+IDMP_MAXSIZE_RANGE = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
+# 8.2 XDELEX / XACKDEL
+NUMIDS_NOT_POSITIVE = "ERR Number of IDs must be a positive integer"
+NUMIDS_MISMATCH = "ERR The `numids` parameter must match the number of arguments"
+IDS_REQUIRED = "ERR IDS option is required"
+# XSETID
+ENTRIES_ADDED_NEGATIVE = "ERR entries_added must be positive"
+XSETID_BELOW_GIVEN_MAXDELETED = (
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+)
+# XREAD (the Unbalanced text is 7.2+'s; 7.0 said "Unbalanced XREAD list of streams: for each
+# stream key an ID or '$' must be specified.")
+XREAD_UNBALANCED = (
+    "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be "
+    "specified."
+)
+XREADGROUP_UNBALANCED = (
+    "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be "
+    "specified."
+)
+XREAD_GROUP_OPTION = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+XREAD_NOACK_OPTION = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+XREAD_GT_ID = (
+    "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+    "<consumer> option."
+)
+TIMEOUT_NOT_INTEGER = "ERR timeout is not an integer or out of range"
+# addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased (bytes).
+SUBCOMMAND_SYNTAX = b"ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."

@@ -267,9 +267,7 @@ class Cmd:
     def __post_init__(self) -> None:
         self.categories = implicit_categories(self.flags, self.acl)
         self.name_bytes = self.name.encode()
-        if any(isinstance(ks, KeySpec) and ks.keyword for ks in self.keys) or any(
-            ks.keynum for ks in self.keys
-        ):
+        if _legacy_range(self.keys)[3]:
             self.flags |= F.MOVABLE_KEYS
 
     @property
@@ -277,30 +275,50 @@ class Cmd:
         return self.name
 
     def legacy_range(self) -> tuple[int, int, int]:
-        """(first key, last key, step) for COMMAND INFO, as Redis derives it from key specs.
-
-        Only specs that begin at a fixed index with a plain range count; anything else makes
-        the command ``movablekeys`` and is reported as 0, 0, 0 (Redis does the same).
-        """
-        first = last = step = 0
-        prev_last = 0
-        for ks in self.keys:
-            if ks.flags & K.INCOMPLETE:
-                continue
-            if not ks.index or ks.keynum or ks.limit:
-                return (first, last, step) if first else (0, 0, 0)
-            if ks.lastkey < 0:
-                this_last = ks.lastkey
-            else:
-                this_last = ks.index + ks.lastkey
-            if not first:
-                first, last, step = ks.index, this_last, ks.step
-            elif ks.index == prev_last + step and step == ks.step and this_last >= 0:
-                last = this_last
-            else:
-                return first, last, step
-            prev_last = this_last
+        """(first key, last key, step) for COMMAND INFO, as Redis derives it from key specs."""
+        first, last, step, _ = _legacy_range(self.keys)
         return first, last, step
+
+
+def _legacy_range(specs: tuple[KeySpec, ...]) -> tuple[int, int, int, bool]:
+    """(first, last, step, movablekeys), as Redis's ``populateCommandLegacyRangeSpec``.
+
+    One spec that begins at an index with a range is reported as is (any step; ``movablekeys``
+    only if it is incomplete). With several, the plain step-1 ranges that follow one another
+    are merged; any other spec (a keyword, a key count, a gap, a step) is left out and makes
+    the command ``movablekeys``. A last key < 0 (counted from the end) wins over any index.
+    """
+    if not specs:
+        return 0, 0, 0, False
+
+    def is_range(ks: KeySpec) -> bool:
+        return ks.index > 0 and not ks.keynum
+
+    if len(specs) == 1 and is_range(specs[0]):
+        ks = specs[0]
+        last = ks.index + ks.lastkey if ks.lastkey >= 0 else ks.lastkey
+        return ks.index, last, ks.step, bool(ks.flags & K.INCOMPLETE)
+    movable = False
+    first = 0
+    last = 0
+    prev_last = 0
+    for ks in specs:
+        if not is_range(ks):
+            movable = True
+            continue
+        if ks.step != 1 or (prev_last and prev_last != ks.index - 1):
+            movable = True
+            continue
+        if ks.flags & K.INCOMPLETE:
+            movable = True
+        first = ks.index if not first else min(first, ks.index)
+        this_last = ks.index + ks.lastkey if ks.lastkey >= 0 else ks.lastkey
+        # Redis compares as unsigned: a negative (from the end) last key beats any index.
+        last = max(last, this_last, key=lambda v: v & 0xFFFFFFFF)
+        prev_last = last
+    if not first:
+        return 0, 0, 0, True
+    return first, last, 1, movable
 
 
 def cmd(

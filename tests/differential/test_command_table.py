@@ -1,0 +1,164 @@
+"""Our command table against ``COMMAND INFO`` of a real redis-server (7.0.15).
+
+For every command and subcommand in our table that the reference also has, the arity, the
+flags, the legacy first/last/step, the ACL categories and the key specs (flags, begin_search,
+find_keys) must be what the reference reports. One test per row, so a wrong row names itself.
+
+Rows the reference cannot check are listed below with the reason: commands added after 7.0,
+and fields where we follow the newest documented Redis rather than 7.0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import hiredis
+import pytest
+
+from sluice.commands import load_table
+from sluice.commands.introspection import every_command, info_record
+from tests.support import RawClient
+
+pytestmark = pytest.mark.differential
+
+# Commands the reference (7.0.15) does not have.
+NOT_IN_REDIS_7_0: dict[str, str] = {
+    "client|setinfo": "added in Redis 7.2",
+    "client|no-touch": "added in Redis 7.2",
+    "xackdel": "Redis 8.2 stream command",
+    "xdelex": "Redis 8.2 stream command",
+    "xcfgset": "Redis 8.x stream command",
+}
+
+# (row, field) where the table follows the newest documented Redis, not 7.0.
+NEWER_THAN_7_0: dict[tuple[str, str], str] = {
+    ("command|getkeys", "arity"): "7.2 takes commands without arguments: arity -3, not -4",
+    ("command|getkeysandflags", "arity"): "7.2 takes commands without arguments: arity -3",
+}
+
+FIELDS = ("arity", "flags", "range", "categories", "key_specs")
+
+
+def _text(value: Any) -> Any:
+    """hiredis gives bytes; make nested replies comparable plain data."""
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [_text(v) for v in value]
+    return value
+
+
+def _pairs(flat: list[Any]) -> dict[str, Any]:
+    return {flat[i]: flat[i + 1] for i in range(0, len(flat), 2)}
+
+
+def normalize(record: list[Any]) -> dict[str, Any]:
+    """A COMMAND INFO record (RESP2, decoded) as the fields we compare."""
+    name, arity, flags, first, last, step, categories, _tips, specs, _subs = record
+    key_specs = []
+    for spec in specs:
+        fields = _pairs(spec)
+        begin = _pairs(fields["begin_search"])
+        find = _pairs(fields["find_keys"])
+        key_specs.append({
+            "flags": sorted(fields["flags"]),
+            "begin_search": (begin["type"], _pairs(begin["spec"])),
+            "find_keys": (find["type"], _pairs(find["spec"])),
+        })
+    return {
+        "name": name,
+        "arity": arity,
+        "flags": sorted(flags),
+        "range": (first, last, step),
+        "categories": sorted(categories),
+        "key_specs": key_specs,
+    }
+
+
+def _flatten(records: list[Any]) -> dict[str, dict[str, Any]]:
+    out = {}
+    for record in records:
+        out[record[0]] = normalize(record)
+        for sub in record[9]:
+            out[sub[0]] = normalize(sub)
+    return out
+
+
+def _encoded(value: Any) -> Any:
+    """Our reply objects, through the RESP2 encoder and hiredis, as the reference's are."""
+    from sluice.protocol import encode_into
+
+    buf = bytearray()
+    encode_into(buf, value, False)
+    reader = hiredis.Reader()
+    reader.feed(bytes(buf))
+    return _text(reader.gets())
+
+
+OUR_TABLE = load_table()
+OUR_ROWS = {c.name: c for c in every_command(OUR_TABLE)}
+
+
+@pytest.fixture(scope="module")
+def reference_rows(reference: Any) -> dict[str, dict[str, Any]]:
+    client = RawClient(reference.port)
+    try:
+        raw = client.call("COMMAND", "INFO")
+    finally:
+        client.close()
+    reader = hiredis.Reader()
+    reader.feed(raw)
+    return _flatten(_text(reader.gets()))
+
+
+@pytest.fixture(scope="module")
+def our_rows() -> dict[str, dict[str, Any]]:
+    return _flatten(_encoded([info_record(c) for c in OUR_TABLE.values()]))
+
+
+def differences(name: str, ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
+    return [f"{field}: ours {ours[field]!r}, redis {theirs[field]!r}" for field in FIELDS
+            if ours[field] != theirs[field] and (name, field) not in NEWER_THAN_7_0]
+
+
+@pytest.mark.parametrize("name", sorted(OUR_ROWS))
+def test_row_matches_redis(name: str, reference_rows: dict[str, Any],
+                           our_rows: dict[str, Any]) -> None:
+    if name in NOT_IN_REDIS_7_0:
+        assert name not in reference_rows, f"{name} is in Redis 7.0 after all: compare it"
+        pytest.skip(f"{name}: {NOT_IN_REDIS_7_0[name]}")
+    theirs = reference_rows.get(name)
+    assert theirs is not None, (
+        f"{name} is not a Redis 7.0 command: list it in NOT_IN_REDIS_7_0 with the reason")
+    wrong = differences(name, our_rows[name], theirs)
+    assert not wrong, f"{name}:\n  " + "\n  ".join(wrong)
+
+
+def test_listed_differences_still_differ(reference_rows: dict[str, Any],
+                                          our_rows: dict[str, Any]) -> None:
+    """An entry of NEWER_THAN_7_0 that no longer differs must leave the list."""
+    stale = [key for key in NEWER_THAN_7_0
+             if key[0] in our_rows and our_rows[key[0]][key[1]] == reference_rows[key[0]][key[1]]]
+    assert not stale, f"no longer different, remove from NEWER_THAN_7_0: {stale}"
+
+
+def test_a_wrong_row_is_caught(reference_rows: dict[str, Any]) -> None:
+    """Each kind of mistake in a row (here CLIENT ID's) makes the comparison fail."""
+    from sluice.commands.introspection import _info_cache
+    from sluice.commands.spec import A, F, K, key_at
+
+    right = OUR_ROWS["client|id"]
+    mistakes = {
+        "arity": dataclasses.replace(right, arity=3),
+        "flags": dataclasses.replace(right, flags=right.flags | F.FAST),
+        "categories": dataclasses.replace(right, acl=right.acl | A.KEYSPACE),
+        "key_specs": dataclasses.replace(right, keys=(key_at(2, K.RO),)),
+    }
+    for field, row in mistakes.items():
+        _info_cache.pop(row.name, None)
+        try:
+            ours = _flatten(_encoded([info_record(row)]))["client|id"]
+        finally:
+            _info_cache.pop(row.name, None)
+        assert differences("client|id", ours, reference_rows["client|id"]), field
