@@ -209,7 +209,9 @@ def main() -> int:
     results = []
     if "baseline" in wanted:
         results.append(
-            measure("baseline", args.runs, expected, lambda out: baseline(args.url, keys, out))
+            measure(
+                "baseline", args.runs, expected, lambda out: baseline(args.url, keys, out), client
+            )
         )
     if wanted & {"batch", "available-now"}:
         from sluice.pipeline.session import local_session
@@ -223,6 +225,7 @@ def main() -> int:
                     args.runs,
                     expected,
                     lambda out: spark_batch(spark, args.url, keys, out, parts),
+                    client,
                 )
             )
         if "available-now" in wanted:
@@ -232,6 +235,7 @@ def main() -> int:
                     args.runs,
                     expected,
                     lambda out: spark_available_now(spark, args.url, keys, out, parts),
+                    client,
                 )
             )
         spark.stop()

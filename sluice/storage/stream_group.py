@@ -247,7 +247,12 @@ class ConsumerGroup:
         return out
 
     def claim_idle(
-        self, consumer: Consumer, min_idle: int, count: int, now: int
+        self,
+        consumer: Consumer,
+        min_idle: int,
+        count: int,
+        now: int,
+        deleted: list[int] | None = None,
     ) -> list[ClaimedEntry]:
         """XREADGROUP CLAIM (Redis 8.4): take over entries idle >= ``min_idle``, most idle first.
 
@@ -255,8 +260,9 @@ class ConsumerGroup:
         ``consumer`` with delivery_time = now and its count + 1; the reply
         carries the idle time and the delivery count from before this claim.
         Pending IDs whose entry was deleted are dropped from the PEL, as
-        XAUTOCLAIM does. Call :meth:`deliver_new` afterwards with what is
-        left of COUNT.
+        XAUTOCLAIM does (and appended to ``deleted`` when given, so the
+        caller can log their removal). Call :meth:`deliver_new` afterwards
+        with what is left of COUNT.
         """
         consumer.seen_time = now
         if self._by_time is None:
@@ -273,6 +279,8 @@ class ConsumerGroup:
             fields = s.get(sid)
             if fields is None:
                 self.drop_pending(sid)
+                if deleted is not None:
+                    deleted.append(sid)
                 continue
             idle = max(0, now - pe.delivery_time)
             before = pe.delivery_count

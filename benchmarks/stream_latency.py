@@ -1,0 +1,240 @@
+"""Benchmark: the consumer-group latency test of the Redis streams introduction (not in CI).
+
+    .venv/bin/python benchmarks/stream_latency.py [--duration 10] [--rate 10000]
+        [--consumers 10] [--servers redis,sluice]
+
+For each server, in the same run: a fresh server process on a free port (redis-server with
+``--save "" --appendonly no``; Sluice with ``python -m sluice.server``), one producer process
+adding ``--rate`` messages per second to one stream for ``--duration`` seconds, each message
+carrying its send time (``time.monotonic_ns()``, CLOCK_MONOTONIC, comparable across
+processes) and a sequence number, and ``--consumers`` consumer processes in one group, each
+looping ``XREADGROUP GROUP g <name> COUNT 10000 BLOCK 100 STREAMS lat >`` then ``XACK``
+of what it got. A message's latency is its receive time minus its send time.
+
+Printed per server: the 1 ms buckets as the Redis article prints them ("Processed between 0
+and 1 ms -> 74.11%"), p50 / p99 / p99.9 / max, the achieved producer rate, how far behind
+schedule the producer fell, and how many messages were lost (never delivered) or duplicated
+(delivered more than once); then a JSON line with the same numbers for scripts.
+
+The producer sends what is due every millisecond in one pipeline, stamping each message just
+before the write, so the rate holds even when a single round trip is slow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import array
+import json
+import multiprocessing as mp
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import redis
+
+ROOT = Path(__file__).resolve().parents[1]
+STREAM = "lat"
+GROUP = "g"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_server(kind: str) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    if kind == "redis":
+        exe = shutil.which("redis-server")
+        if not exe:
+            raise SystemExit("redis-server not found")
+        cmd = [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+               "--appendonly", "no"]
+    else:
+        cmd = [sys.executable, "-m", "sluice.server", "--port", str(port), "--bind",
+               "127.0.0.1", "--save", ""]
+    # A scratch working directory: no snapshot of someone else's is loaded at start.
+    workdir = tempfile.mkdtemp(prefix=f"latency-{kind}-")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
+    proc = subprocess.Popen(cmd, cwd=workdir, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if redis.Redis(port=port, socket_timeout=1).ping():
+                return proc, port
+        except redis.ConnectionError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise SystemExit(f"{kind} server did not start")
+        time.sleep(0.05)
+
+
+def consumer(port: int, name: str, stop: Any, out: Any) -> None:
+    """Read, stamp, acknowledge; hand back (sequence numbers, latencies in µs)."""
+    r = redis.Redis(port=port, socket_timeout=30)
+    seqs = array.array("q")
+    lats = array.array("q")
+    while True:
+        reply = r.xreadgroup(GROUP, name, {STREAM: ">"}, count=10000, block=100)
+        now = time.monotonic_ns()
+        if not reply:
+            if stop.is_set():
+                break
+            continue
+        ids = []
+        for _, entries in reply:
+            for sid, fields in entries:
+                ids.append(sid)
+                seqs.append(int(fields[b"seq"]))
+                lats.append((now - int(fields[b"ts"])) // 1000)
+        r.xack(STREAM, GROUP, *ids)
+    out.put((name, seqs.tobytes(), lats.tobytes()))
+    r.close()
+
+
+def producer(port: int, rate: int, duration: float, out: Any) -> None:
+    r = redis.Redis(port=port, socket_timeout=30)
+    total = int(rate * duration)
+    sent = 0
+    worst_lag = 0.0
+    start = time.monotonic()
+    while sent < total:
+        now = time.monotonic()
+        due = min(total, int((now - start) * rate) + 1)
+        if due > sent:
+            worst_lag = max(worst_lag, (due - sent - 1) / rate)
+            pipe = r.pipeline(transaction=False)
+            for seq in range(sent, due):
+                pipe.xadd(STREAM, {"ts": time.monotonic_ns(), "seq": seq})
+            pipe.execute()
+            sent = due
+        else:
+            # Wait for the next message's slot (pacing a producer, not synchronising a test).
+            time.sleep(max(0.0, start + sent / rate - time.monotonic()))
+    elapsed = time.monotonic() - start
+    out.put(("producer", sent, elapsed, worst_lag))
+    r.close()
+
+
+def run(kind: str, rate: int, duration: float, consumers: int) -> dict[str, Any]:
+    proc, port = start_server(kind)
+    try:
+        admin = redis.Redis(port=port)
+        admin.xgroup_create(STREAM, GROUP, "$", mkstream=True)
+        ctx = mp.get_context("fork")
+        stop = ctx.Event()
+        out = ctx.Queue()
+        workers = [ctx.Process(target=consumer, args=(port, f"c{i}", stop, out))
+                   for i in range(consumers)]
+        for w in workers:
+            w.start()
+        # Every consumer blocked before the first message.
+        while admin.info("clients")["blocked_clients"] < consumers:
+            time.sleep(0.01)
+        server_cpu0 = _cpu_seconds(proc.pid)
+        prod = ctx.Process(target=producer, args=(port, rate, duration, out))
+        prod.start()
+        results = [out.get(timeout=duration + 60)]
+        stop.set()
+        results += [out.get(timeout=60) for _ in workers]
+        server_cpu = _cpu_seconds(proc.pid) - server_cpu0
+        prod.join(10)
+        for w in workers:
+            w.join(10)
+        pending = admin.xpending(STREAM, GROUP)["pending"]
+        admin.close()
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    _, sent, elapsed, worst_lag = next(r for r in results if r[0] == "producer")
+    seen: Counter[int] = Counter()
+    lat = array.array("q")
+    for _name, seq_bytes, lat_bytes in (r for r in results if r[0] != "producer"):
+        s = array.array("q")
+        s.frombytes(seq_bytes)
+        seen.update(s)
+        part = array.array("q")
+        part.frombytes(lat_bytes)
+        lat.extend(part)
+    lost = sum(1 for i in range(sent) if i not in seen)
+    dup = sum(c - 1 for c in seen.values() if c > 1)
+    ordered = sorted(lat)
+    return {
+        "server": kind, "sent": sent, "received": len(lat), "lost": lost, "duplicated": dup,
+        "pending_after": pending, "rate": sent / elapsed, "producer_worst_lag_ms":
+        worst_lag * 1000, "server_cpu_s": server_cpu,
+        "p50_ms": _pct(ordered, 50), "p99_ms": _pct(ordered, 99),
+        "p99_9_ms": _pct(ordered, 99.9), "max_ms": ordered[-1] / 1000 if ordered else None,
+        "within_1ms": _within(ordered, 1), "within_2ms": _within(ordered, 2),
+        "buckets": _buckets(ordered),
+    }
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def _pct(ordered: array.array[int] | list[int], p: float) -> float | None:
+    if not ordered:
+        return None
+    k = min(len(ordered) - 1, max(0, int(round(p / 100 * len(ordered) + 0.5)) - 1))
+    return ordered[k] / 1000
+
+
+def _within(ordered: list[int], ms: int) -> float:
+    if not ordered:
+        return 0.0
+    return 100.0 * sum(1 for v in ordered if v < ms * 1000) / len(ordered)
+
+
+def _buckets(ordered: list[int]) -> list[tuple[int, float]]:
+    counts: Counter[int] = Counter(v // 1000 for v in ordered)
+    n = len(ordered) or 1
+    return [(ms, 100.0 * c / n) for ms, c in sorted(counts.items())]
+
+
+def report(res: dict[str, Any]) -> None:
+    print(f"\n== {res['server']} ==")
+    for ms, share in res["buckets"]:
+        print(f"Processed between {ms} and {ms + 1} ms -> {share:.2f}%")
+    print(f"p50 {res['p50_ms']:.3f} ms   p99 {res['p99_ms']:.3f} ms   "
+          f"p99.9 {res['p99_9_ms']:.3f} ms   max {res['max_ms']:.3f} ms")
+    print(f"within 1 ms {res['within_1ms']:.2f}%   within 2 ms {res['within_2ms']:.2f}%")
+    print(f"rate {res['rate']:.0f} msg/s (producer at most {res['producer_worst_lag_ms']:.1f} ms"
+          f" behind schedule)   sent {res['sent']}   received {res['received']}   "
+          f"lost {res['lost']}   duplicated {res['duplicated']}   "
+          f"pending after {res['pending_after']}   server CPU {res['server_cpu_s']:.2f} s")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--duration", type=float, default=10.0, help="seconds of producing")
+    ap.add_argument("--rate", type=int, default=10_000, help="messages per second")
+    ap.add_argument("--consumers", type=int, default=10)
+    ap.add_argument("--servers", default="redis,sluice", help="comma-separated, in order")
+    args = ap.parse_args()
+    results = []
+    for kind in args.servers.split(","):
+        res = run(kind.strip(), args.rate, args.duration, args.consumers)
+        report(res)
+        results.append(res)
+    for res in results:
+        print(json.dumps({k: v for k, v in res.items() if k != "buckets"}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,440 @@
+"""Consumer-group commands: XGROUP (CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER, HELP),
+XACK, XACKDEL, XINFO GROUPS and XINFO CONSUMERS. XREADGROUP lives in ``stream_readgroup.py``,
+XPENDING / XCLAIM / XAUTOCLAIM in ``stream_claims.py``; the helpers at the top of this module
+(NOGROUP errors, dirty bookkeeping, the XCLAIM / XGROUP SETID propagation records) are shared
+by all three.
+
+Role: parse arguments in Redis's order (so the same error wins), call the storage layer
+(``storage.stream_group.ConsumerGroup`` / ``storage.stream.Stream``), build the reply.
+
+Invariants, as in Redis (``t_stream.c``: ``xgroupCommand``, ``xackCommand``, ``xinfoCommand``,
+``streamPropagateXCLAIM``, ``streamPropagateGroupID``):
+
+- Consumer-group metadata changes (a group, a consumer, a PEL entry, a group's last ID) bump
+  the dirty counter but are *not* key modifications: Redis never calls ``signalModifiedKey``
+  for them, so WATCH is not invalidated and blocked clients are not woken (checked against
+  redis-server 7.0.15; the current source still does this on purpose). ``group_dirty`` does
+  that bookkeeping; ``ctx.modified`` is used only where Redis modifies the key itself
+  (XGROUP CREATE ... MKSTREAM creating the stream, XACKDEL deleting entries).
+- XGROUP DESTROY signals the key as ready, so XREADGROUP clients blocked on the group re-run
+  their command and get the NOGROUP error (Redis 7.2+; 7.0 sent another wording).
+- What the AOF logs for XREADGROUP / XCLAIM / XAUTOCLAIM is their effect, spelled as
+  ``XCLAIM key group consumer 0 id TIME ms RETRYCOUNT n FORCE JUSTID LASTID id`` per pending
+  entry and ``XGROUP SETID key group id ENTRIESREAD n`` for a moved last ID
+  (``streamPropagateXCLAIM`` / ``streamPropagateGroupID``), through ``ctx.rewrite_argv``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sluice.protocol import OK, Map, SimpleString
+from sluice.storage.stream import ACKED, DELREF, KEEPREF, RefPolicy, Stream, XDelExResult
+from sluice.storage.stream_group import ConsumerGroup, PendingEntry
+from sluice.storage.streamid import format_id, parse_id, parse_strict_id
+
+from .args import Args, parse_int
+from .errors import (
+    ENTRIESREAD_RANGE,
+    IDS_REQUIRED,
+    NO_SUCH_KEY,
+    NOGROUP_KEY_OR_GROUP,
+    NOGROUP_XGROUP,
+    NUMIDS_MISMATCH,
+    NUMIDS_NOT_POSITIVE,
+    SYNTAX,
+    XGROUP_KEY_REQUIRED,
+    CommandError,
+)
+from .spec import (
+    ACCESS,
+    DELETE,
+    DENYOOM,
+    FAST,
+    INSERT,
+    LOADING,
+    NONE,
+    READONLY,
+    RO,
+    RW,
+    STALE,
+    UPDATE,
+    WRITE,
+    A,
+    cmd,
+    key_at,
+)
+from .stream_common import get_stream, stream_command
+
+__all__ = [
+    "COMMANDS",
+    "claim_argv",
+    "group_dirty",
+    "nogroup",
+    "setid_argv",
+]
+
+
+# -- shared by the consumer-group modules ---------------------------------------------------
+
+
+def nogroup(template: bytes, *names: bytes) -> CommandError:
+    """A NOGROUP error naming the key and the group in ``template``'s order (Redis has two)."""
+    return CommandError(template % tuple(_c_str(n) for n in names))
+
+
+def _c_str(name: bytes) -> bytes:
+    """What Redis's ``%s`` prints of a name: up to the first NUL byte."""
+    nul = name.find(b"\x00")
+    return name if nul < 0 else name[:nul]
+
+
+def group_dirty(ctx: Any, changes: int = 1) -> None:
+    """Count consumer-group changes as Redis's ``server.dirty++`` does (see the docstring)."""
+    if changes:
+        ctx.server.dirty += changes
+
+
+def lookup_group(ctx: Any, key: bytes, name: bytes, template: bytes) -> tuple[Stream, ConsumerGroup]:
+    """The stream and its group, WRONGTYPE first, then NOGROUP worded by ``template``."""
+    stream = get_stream(ctx, key)
+    group = stream.groups.get(name) if stream is not None else None
+    if group is None:
+        raise nogroup(template, key, name)
+    return stream, group  # type: ignore[return-value]
+
+
+def claim_argv(key: bytes, group: bytes, sid: int, pe: PendingEntry, owner: bytes,
+               last_id: int) -> list[bytes]:
+    """The XCLAIM that recreates one pending entry on replay (``streamPropagateXCLAIM``)."""
+    return [b"XCLAIM", key, group, owner, b"0", format_id(sid), b"TIME",
+            b"%d" % pe.delivery_time, b"RETRYCOUNT", b"%d" % pe.delivery_count, b"FORCE",
+            b"JUSTID", b"LASTID", format_id(last_id)]
+
+
+def drop_argv(key: bytes, group: bytes, sid: int, owner: bytes, now: int,
+              last_id: int) -> list[bytes]:
+    """The XCLAIM that drops a pending ID whose entry is gone: on replay the entry is missing,
+    so XCLAIM removes it from the PEL. Redis sends the old NACK's fields; they do not matter
+    since nothing is claimed."""
+    return [b"XCLAIM", key, group, owner, b"0", format_id(sid), b"TIME", b"%d" % now,
+            b"RETRYCOUNT", b"0", b"FORCE", b"JUSTID", b"LASTID", format_id(last_id)]
+
+
+def setid_argv(key: bytes, group: ConsumerGroup) -> list[bytes]:
+    """``XGROUP SETID key group id ENTRIESREAD n`` (``streamPropagateGroupID``)."""
+    return [b"XGROUP", b"SETID", key, group.name, format_id(group.last_id), b"ENTRIESREAD",
+            b"%d" % group.entries_read]
+
+
+def createconsumer_argv(key: bytes, group: bytes, consumer: bytes) -> list[bytes]:
+    """``XGROUP CREATECONSUMER`` (``streamPropagateConsumerCreation``)."""
+    return [b"XGROUP", b"CREATECONSUMER", key, group, consumer]
+
+
+def help_reply(parent: bytes, lines: tuple[str, ...]) -> list[SimpleString]:
+    """Redis's ``addReplyHelp``: heading, lines, and the HELP entry (7.2+ wording)."""
+    head = b"%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:" % parent.upper()
+    return [SimpleString(head), *(SimpleString(s.encode()) for s in lines),
+            SimpleString(b"HELP"), SimpleString(b"    Print this help.")]
+
+
+def subcommand_syntax_error(ctx: Any) -> CommandError:
+    """``addReplySubcommandSyntaxError``: names the subcommand as the client typed it."""
+    sub = ctx.argv[1][:128].replace(b"\r", b" ").replace(b"\n", b" ")
+    return CommandError(b"ERR unknown subcommand or wrong number of arguments for '%s'. "
+                        b"Try %s HELP." % (sub, ctx.argv[0].upper()))
+
+
+# -- XGROUP ---------------------------------------------------------------------------------
+
+
+def _xgroup_options(ctx: Any, create: bool) -> tuple[bool, int]:
+    """Options after ``<key> <group> <id>``: (MKSTREAM, ENTRIESREAD), in Redis's order."""
+    argv = ctx.argv
+    mkstream = False
+    entries_read = -1
+    i = 5
+    while i < len(argv):
+        opt = argv[i].upper()
+        if create and opt == b"MKSTREAM":
+            mkstream = True
+            i += 1
+        elif opt == b"ENTRIESREAD" and i + 1 < len(argv):
+            entries_read = parse_int(argv[i + 1])
+            if entries_read < -1:
+                raise CommandError(ENTRIESREAD_RANGE)
+            i += 2
+        else:
+            raise subcommand_syntax_error(ctx)
+    return mkstream, entries_read
+
+
+def _xgroup_target(ctx: Any, mkstream: bool = False, need_group: bool = True
+                   ) -> tuple[Stream | None, ConsumerGroup | None]:
+    """The key and group checks every subcommand but HELP makes (``xgroupCommand``)."""
+    key, name = ctx.argv[2], ctx.argv[3]
+    stream = get_stream(ctx, key)
+    group = None
+    if not mkstream:
+        if stream is None:
+            raise CommandError(XGROUP_KEY_REQUIRED)
+        group = stream.groups.get(name)
+        if group is None and need_group:
+            raise nogroup(NOGROUP_XGROUP, name, key)
+    return stream, group
+
+
+@stream_command
+def xgroup_create(ctx: Any, args: Args) -> Any:
+    mkstream, entries_read = _xgroup_options(ctx, create=True)
+    stream, _ = _xgroup_target(ctx, mkstream, need_group=False)
+    if len(ctx.argv) > 8:
+        raise subcommand_syntax_error(ctx)
+    key, name, raw_id = ctx.argv[2], ctx.argv[3], ctx.argv[4]
+    if raw_id == b"$":
+        last_id = stream.last_id if stream is not None else 0
+    else:
+        last_id = parse_strict_id(raw_id)
+    if stream is None:  # MKSTREAM, now that nothing can fail before the group exists
+        stream = Stream()
+        ctx.db.add(key, stream)
+        ctx.modified(key)
+    stream.create_group(name, last_id, entries_read)  # BusyGroupError
+    group_dirty(ctx)
+    return OK
+
+
+@stream_command
+def xgroup_setid(ctx: Any, args: Args) -> Any:
+    _, entries_read = _xgroup_options(ctx, create=False)
+    stream, group = _xgroup_target(ctx)
+    assert stream is not None and group is not None
+    if len(ctx.argv) not in (5, 7):
+        raise subcommand_syntax_error(ctx)
+    raw_id = ctx.argv[4]
+    # SETID accepts "-" and "+" (streamParseIDOrReply), unlike CREATE.
+    last_id = stream.last_id if raw_id == b"$" else parse_id(raw_id)
+    group.set_id(last_id, entries_read)
+    group_dirty(ctx)
+    return OK
+
+
+def xgroup_destroy(ctx: Any, args: Args) -> Any:
+    stream, group = _xgroup_target(ctx, need_group=False)
+    assert stream is not None
+    if group is None:
+        return 0
+    stream.destroy_group(group.name)
+    group_dirty(ctx)
+    # Redis signals the key so XREADGROUP clients blocked on the group re-run and fail.
+    ctx.server.blocking.signal_key_as_ready(ctx.db, ctx.argv[2])
+    return 1
+
+
+def xgroup_createconsumer(ctx: Any, args: Args) -> Any:
+    _, group = _xgroup_target(ctx)
+    assert group is not None
+    created = group.create_consumer(ctx.argv[4], ctx.now_ms())
+    if created is None:
+        return 0
+    group_dirty(ctx)
+    return 1
+
+
+def xgroup_delconsumer(ctx: Any, args: Args) -> Any:
+    _, group = _xgroup_target(ctx)
+    assert group is not None
+    name = ctx.argv[4]
+    if group.lookup_consumer(name) is None:
+        return 0
+    pending = group.delete_consumer(name)
+    group_dirty(ctx)
+    return pending
+
+
+_XGROUP_HELP = (
+    "CREATE <key> <groupname> <id|$> [option]",
+    "    Create a new consumer group. Options are:",
+    "    * MKSTREAM",
+    "      Create the empty stream if it does not exist.",
+    "    * ENTRIESREAD entries_read",
+    "      Set the group's entries_read counter (internal use).",
+    "CREATECONSUMER <key> <groupname> <consumer>",
+    "    Create a new consumer in the specified group.",
+    "DELCONSUMER <key> <groupname> <consumer>",
+    "    Remove the specified consumer.",
+    "DESTROY <key> <groupname>",
+    "    Remove the specified group.",
+    "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
+    "    Set the current group ID and entries_read counter.",
+)
+
+
+def xgroup_help(ctx: Any, args: Args) -> Any:
+    return help_reply(ctx.argv[0], _XGROUP_HELP)
+
+
+# -- XACK / XACKDEL -------------------------------------------------------------------------
+
+
+@stream_command
+def xack(ctx: Any, args: Args) -> Any:
+    key, name = args.next_key(), args.next()
+    stream = get_stream(ctx, key)
+    group = stream.groups.get(name) if stream is not None else None
+    if group is None:
+        return 0  # no key or group: nothing to acknowledge (checked before the IDs)
+    # All IDs are parsed first: an error must not leave some of them acknowledged.
+    ids = [parse_strict_id(raw) for raw in args.rest()]
+    acked = group.ack(ids)
+    group_dirty(ctx, acked)
+    return acked
+
+
+_POLICIES: dict[bytes, RefPolicy] = {b"KEEPREF": KEEPREF, b"DELREF": DELREF, b"ACKED": ACKED}
+
+
+def parse_ids_block(argv: list[bytes], start: int) -> tuple[RefPolicy, list[int]]:
+    """``[KEEPREF | DELREF | ACKED] IDS numids id ...`` from ``argv[start]`` on (XACKDEL).
+
+    Redis 8.2 syntax: the policy is optional (once), the IDS block mandatory and exact;
+    anything else is a syntax error. The IDs are parsed strictly, all before any work.
+    """
+    policy: RefPolicy | None = None
+    ids: list[bytes] | None = None
+    i = start
+    while i < len(argv):
+        opt = argv[i].upper()
+        if opt in _POLICIES and policy is None:
+            policy = _POLICIES[opt]
+            i += 1
+        elif opt == b"IDS" and ids is None and i + 1 < len(argv):
+            numids = parse_int(argv[i + 1], NUMIDS_NOT_POSITIVE)
+            if numids <= 0:
+                raise CommandError(NUMIDS_NOT_POSITIVE)
+            if numids > len(argv) - (i + 2):
+                raise CommandError(NUMIDS_MISMATCH)
+            ids = argv[i + 2 : i + 2 + numids]
+            i += 2 + numids
+        else:
+            raise CommandError(SYNTAX)
+    if ids is None:
+        raise CommandError(IDS_REQUIRED)
+    return policy or KEEPREF, [parse_strict_id(raw) for raw in ids]
+
+
+@stream_command
+def xackdel(ctx: Any, args: Args) -> Any:
+    key, name = ctx.argv[1], ctx.argv[2]
+    policy, ids = parse_ids_block(ctx.argv, 3)
+    stream = get_stream(ctx, key)
+    if stream is None:
+        return [XDelExResult.NOT_FOUND] * len(ids)
+    group = stream.groups.get(name)
+    if group is None:
+        raise nogroup(NOGROUP_KEY_OR_GROUP, key, name)
+    pending = sum(1 for sid in ids if sid in group.pel)
+    length = len(stream)
+    result = stream.ack_delete(group, ids, policy)
+    if len(stream) != length or policy == DELREF:
+        ctx.modified(key)  # entries left the stream: a key modification, as XDEL
+    group_dirty(ctx, pending)
+    return result
+
+
+# -- XINFO GROUPS / CONSUMERS ---------------------------------------------------------------
+
+
+def _stream_for_info(ctx: Any, key: bytes) -> Stream:
+    stream = get_stream(ctx, key)
+    if stream is None:
+        raise CommandError(NO_SUCH_KEY)
+    return stream
+
+
+def xinfo_groups(ctx: Any, args: Args) -> Any:
+    stream = _stream_for_info(ctx, args.next_key())
+    out = []
+    for g in stream.groups_in_order():
+        # entries-read and lag are null when unknown (SCG_INVALID_ENTRIES_READ); lag follows
+        # Redis 7.2+ (streamReplyWithCGLag), which 7.0 computes differently after ENTRIESREAD.
+        out.append(Map({
+            b"name": g.name,
+            b"consumers": len(g.consumers),
+            b"pending": len(g.pel),
+            b"last-delivered-id": format_id(g.last_id),
+            b"entries-read": g.entries_read if g.entries_read != -1 else None,
+            b"lag": stream.group_lag(g),
+        }))
+    return out
+
+
+def xinfo_consumers(ctx: Any, args: Args) -> Any:
+    key, name = args.next_key(), args.next()
+    stream = _stream_for_info(ctx, key)
+    group = stream.groups.get(name)
+    if group is None:
+        raise nogroup(NOGROUP_XGROUP, name, key)
+    now = ctx.now_ms()
+    out = []
+    for c in group.consumers_in_order():
+        # idle: since the last attempt (seen-time); inactive: since the last successful read
+        # or claim (active-time), -1 if never (Redis 7.2+; 7.0 had no "inactive").
+        out.append(Map({
+            b"name": c.name,
+            b"pending": len(c.pel),
+            b"idle": max(0, now - c.seen_time),
+            b"inactive": now - c.active_time if c.active_time != -1 else -1,
+        }))
+    return out
+
+
+_CREATE_SYNTAX = "key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]"
+
+COMMANDS = (
+    #   name                   arity flags             acl       keys                 handler
+    cmd("xgroup",                -2, NONE,             A.NONE,   None,                None,
+        "A container for consumer groups commands.", group="stream", since="5.0.0",
+        complexity="Depends on subcommand."),
+    cmd("xgroup|create",         -5, WRITE | DENYOOM,  A.STREAM, key_at(2, RW | INSERT),
+        xgroup_create, "Creates a consumer group.", group="stream", since="5.0.0",
+        syntax=_CREATE_SYNTAX),
+    cmd("xgroup|setid",          -5, WRITE,            A.STREAM, key_at(2, RW | UPDATE),
+        xgroup_setid, "Sets the last-delivered ID of a consumer group.", group="stream",
+        since="5.0.0", syntax="key group <id | $> [ENTRIESREAD entries-read]"),
+    cmd("xgroup|destroy",         4, WRITE,            A.STREAM, key_at(2, RW | DELETE),
+        xgroup_destroy, "Destroys a consumer group.", group="stream", since="5.0.0",
+        complexity="O(N) where N is the number of entries in the group's pending entries "
+                   "list (PEL).", syntax="key group"),
+    cmd("xgroup|createconsumer",  5, WRITE | DENYOOM,  A.STREAM, key_at(2, RW | INSERT),
+        xgroup_createconsumer, "Creates a consumer in a consumer group.", group="stream",
+        since="6.2.0", syntax="key group consumer"),
+    cmd("xgroup|delconsumer",     5, WRITE,            A.STREAM, key_at(2, RW | DELETE),
+        xgroup_delconsumer, "Deletes a consumer from a consumer group.", group="stream",
+        since="5.0.0", syntax="key group consumer"),
+    cmd("xgroup|help",            2, LOADING | STALE,  A.STREAM, None,                xgroup_help,
+        "Returns helpful text about the different subcommands.", group="stream",
+        since="5.0.0"),
+    cmd("xack",                  -4, WRITE | FAST,     A.STREAM, key_at(1, RW | UPDATE), xack,
+        "Returns the number of messages that were successfully acknowledged by the consumer "
+        "group member of a stream.", group="stream", since="5.0.0",
+        complexity="O(1) for each message ID processed.", syntax="key group id [id ...]"),
+    cmd("xackdel",               -6, WRITE | FAST,     A.STREAM,
+        key_at(1, RW | UPDATE | DELETE), xackdel,
+        "Acknowledges and conditionally deletes one or multiple entries for a stream consumer "
+        "group.", group="stream", since="8.2.0",
+        complexity="O(1) for each entry ID processed.",
+        syntax="key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]"),
+)
+
+# Attached to the ``xinfo`` container row of streams.py once it lands.
+XINFO_ROWS = (
+    cmd("xinfo|groups",           3, READONLY,         A.STREAM, key_at(2, RO | ACCESS),
+        xinfo_groups, "Returns a list of the consumer groups of a stream.", group="stream",
+        since="5.0.0", syntax="key"),
+    cmd("xinfo|consumers",        4, READONLY,         A.STREAM, key_at(2, RO | ACCESS),
+        xinfo_consumers, "Returns a list of the consumers in a consumer group.",
+        group="stream", since="5.0.0", syntax="key group",
+        tips=("nondeterministic_output",)),
+)

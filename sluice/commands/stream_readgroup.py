@@ -1,0 +1,238 @@
+"""XREADGROUP: reading a stream as a consumer of a group, blocking when there is nothing new.
+
+Role: parse the command in Redis's order (``xreadCommand`` with GROUP), serve what can be
+served now through ``ConsumerGroup.deliver_new`` / ``read_history`` / ``claim_idle``, or block
+with ``ctx.block(..., unblock_on_nokey=True)``.
+
+Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs from 7.0):
+
+- ``>`` serves a stream only when its last live ID is past the group's last-delivered ID;
+  any other ID reads the consumer's own pending entries (history), always served, deleted
+  entries as ``[id, nil]``. The ID ``18446744073709551615-18446744073709551615`` *is* ``>``
+  (Redis encodes ``>`` as that ID). ``$`` and ``+`` are refused with Redis's texts.
+- The consumer is created on first use for every named stream, even when the command then
+  blocks (7.2+; 7.0 created it only when serving), and its seen-time is refreshed.
+- Only streams that are served appear in the reply; nothing served and no BLOCK (or inside
+  MULTI) gives a null array. BLOCK re-runs the whole command when a key is signalled, keeping
+  the original deadline (Redis 7.2's reprocessing of blocked commands). A deleted key or a
+  group destroyed meanwhile then gives the command's own NOGROUP / WRONGTYPE error, as
+  Redis 7.2+ documents ("a blocked stream command that is released when a key no longer
+  exists returns a different error code"); 7.0 sent ``UNBLOCKED``/``NOGROUP`` texts of its own.
+- ``CLAIM min-idle-time`` (Redis 8.4, per the redis.io XREADGROUP page): with ``>``, pending
+  entries idle for at least that long are claimed first, most idle first, each reported as
+  ``[id, fields, idle-ms, earlier deliveries]``; then new entries fill what is left of COUNT,
+  reported as ``[id, fields, 0, 0]`` so every entry of a CLAIM reply has the same shape.
+  NOACK does not apply to claimed entries. A negative min-idle-time counts as 0, as XCLAIM's.
+- Effects are logged, not the command (``preventCommandPropagation``): XGROUP CREATECONSUMER
+  for a new consumer, one XCLAIM ... FORCE JUSTID per entry added to or moved in the PEL, and
+  XGROUP SETID ... ENTRIESREAD when the group's last ID moved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sluice.protocol import NULL_ARRAY, Map, Raw, encode
+from sluice.storage.stream_group import ConsumerGroup
+from sluice.storage.streamid import MAX_ID, format_id, parse_strict_id
+
+from .args import Args, parse_int
+from .errors import (
+    NOGROUP_XREADGROUP,
+    NOT_POSITIVE_TIMEOUT,
+    SYNTAX,
+    TIMEOUT_NOT_INTEGER,
+    TIMEOUT_OUT_OF_RANGE,
+    XREADGROUP_DOLLAR,
+    XREADGROUP_MISSING_GROUP,
+    XREADGROUP_PLUS,
+    XREADGROUP_UNBALANCED,
+    CommandError,
+)
+from .spec import ACCESS, BLOCKING, RO, WRITE, A, cmd, keys_after
+from .stream_common import entries_reply, stream_command
+from .stream_groups import (
+    claim_argv,
+    createconsumer_argv,
+    drop_argv,
+    group_dirty,
+    lookup_group,
+    setid_argv,
+)
+
+_LLONG_MAX = (1 << 63) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ReadGroupArgs:
+    """XREADGROUP's parsed arguments; ``ids`` holds MAX_ID for ``>``."""
+
+    group: bytes
+    consumer: bytes
+    count: int  # 0: no limit
+    block_ms: int | None  # None: no BLOCK; 0: forever
+    claim: int | None  # CLAIM min-idle-time, None when absent
+    noack: bool
+    keys: list[bytes]
+    ids: list[int]
+
+
+def parse_block(raw: bytes, now_ms: int) -> int:
+    """BLOCK milliseconds (``getTimeoutFromObjectOrReply``, UNIT_MILLISECONDS, 7.2+ checks)."""
+    ms = parse_int(raw, TIMEOUT_NOT_INTEGER)
+    if ms < 0:
+        raise CommandError(NOT_POSITIVE_TIMEOUT)
+    if ms > 0 and ms > _LLONG_MAX - now_ms:
+        raise CommandError(TIMEOUT_OUT_OF_RANGE)
+    return ms
+
+
+def parse_xreadgroup(ctx: Any) -> ReadGroupArgs:
+    """Options left to right as Redis reads them, then per stream: type, group, ID."""
+    argv = ctx.argv
+    argc = len(argv)
+    count = 0
+    block: int | None = None
+    claim: int | None = None
+    noack = False
+    group = consumer = None
+    streams_at = 0
+    i = 1
+    while i < argc:
+        more = argc - i - 1
+        opt = argv[i].upper()
+        if opt == b"BLOCK" and more:
+            i += 1
+            block = parse_block(argv[i], ctx.now_ms())
+        elif opt == b"COUNT" and more:
+            i += 1
+            count = max(0, parse_int(argv[i]))
+        elif opt == b"CLAIM" and more:
+            i += 1
+            claim = max(0, parse_int(argv[i]))
+        elif opt == b"STREAMS" and more:
+            streams_at = i + 1
+            if (argc - streams_at) % 2:
+                raise CommandError(XREADGROUP_UNBALANCED)
+            break
+        elif opt == b"GROUP" and more >= 2:
+            group, consumer = argv[i + 1], argv[i + 2]
+            i += 2
+        elif opt == b"NOACK":
+            noack = True
+        else:
+            raise CommandError(SYNTAX)
+        i += 1
+    if not streams_at:
+        raise CommandError(SYNTAX)
+    if group is None or consumer is None:
+        raise CommandError(XREADGROUP_MISSING_GROUP)
+    n = (argc - streams_at) // 2
+    keys = argv[streams_at : streams_at + n]
+    ids: list[int] = []
+    for key, raw in zip(keys, argv[streams_at + n :], strict=True):
+        lookup_group(ctx, key, group, NOGROUP_XREADGROUP)  # WRONGTYPE, then NOGROUP
+        if raw == b"$":
+            raise CommandError(XREADGROUP_DOLLAR)
+        if raw == b"+":
+            raise CommandError(XREADGROUP_PLUS)
+        ids.append(MAX_ID if raw == b">" else parse_strict_id(raw))
+    return ReadGroupArgs(group, consumer, count, block, claim, noack, keys, ids)
+
+
+def _claimed_entry(sid: int, fields: list[bytes], idle: int, delivered: int) -> list[Any]:
+    return [format_id(sid), fields, idle, delivered]
+
+
+def _serve_new(ctx: Any, key: bytes, group: ConsumerGroup, a: ReadGroupArgs,
+               log: list[list[bytes]]) -> list[Any] | None:
+    """``>`` for one stream: claimed entries (CLAIM), then new ones; None if nothing."""
+    now = ctx.now_ms()
+    consumer, _ = group.get_or_create_consumer(a.consumer, now)
+    stream = group.stream
+    out: list[Any] = []
+    left = a.count
+    if a.claim is not None:
+        gone: list[int] = []
+        claimed = group.claim_idle(consumer, a.claim, a.count, now, gone)
+        for sid in gone:
+            log.append(drop_argv(key, group.name, sid, consumer.name, now, group.last_id))
+        for sid, fields, idle, delivered in claimed:
+            out.append(_claimed_entry(sid, fields, idle, delivered))
+            log.append(claim_argv(key, group.name, sid, group.pel[sid], consumer.name,
+                                  group.last_id))
+        if a.count:
+            left = a.count - len(claimed)
+    if (a.count and left <= 0) or not stream.length or stream.last_live_id() <= group.last_id:
+        return out or None
+    old_last = group.last_id
+    entries = group.deliver_new(consumer, left, now, a.noack)
+    for sid, fields in entries:
+        out.append(_claimed_entry(sid, fields, 0, 0) if a.claim is not None
+                   else [format_id(sid), fields])
+        if not a.noack:
+            log.append(claim_argv(key, group.name, sid, group.pel[sid], consumer.name,
+                                  max(sid, old_last)))
+    if group.last_id != old_last:
+        log.append(setid_argv(key, group))
+    return out or None
+
+
+@stream_command
+def xreadgroup(ctx: Any, args: Args) -> Any:
+    a = parse_xreadgroup(ctx)
+    now = ctx.now_ms()
+    served: list[tuple[bytes, list[Any]]] = []
+    log: list[list[bytes]] = []
+    for key, sid in zip(a.keys, a.ids, strict=True):
+        _, group = lookup_group(ctx, key, a.group, NOGROUP_XREADGROUP)
+        if group.lookup_consumer(a.consumer) is None:
+            group.get_or_create_consumer(a.consumer, now)
+            log.append(createconsumer_argv(key, a.group, a.consumer))
+        if sid != MAX_ID:
+            consumer, _ = group.get_or_create_consumer(a.consumer, now)
+            # History: BLOCK, NOACK and CLAIM are ignored; nothing to propagate.
+            served.append((key, entries_reply(group.read_history(consumer, sid, a.count, now))))
+            continue
+        entries = _serve_new(ctx, key, group, a, log)
+        if entries is None:
+            group.consumers[a.consumer].seen_time = now
+        else:
+            served.append((key, entries))
+    if log:
+        group_dirty(ctx, len(log))
+        ctx.rewrite_argv(*log)
+    if served:
+        return _streams_reply(ctx, served)
+    if a.block_ms is not None:
+        # Inside MULTI this answers at once with the timeout reply, as Redis does.
+        return ctx.block(a.keys, a.block_ms, NULL_ARRAY, unblock_on_nokey=True)
+    return NULL_ARRAY
+
+
+def _streams_reply(ctx: Any, served: list[tuple[bytes, list[Any]]]) -> Any:
+    """``[[key, entries], ...]`` in RESP2; a map in RESP3 (keys may repeat, as in Redis)."""
+    if not ctx.resp3:
+        return [[key, entries] for key, entries in served]
+    if len({key for key, _ in served}) == len(served):
+        return Map(served)
+    # A key named twice: Redis sends both pairs in one map, which a dict cannot hold.
+    body = b"".join(encode(key, True) + encode(entries, True) for key, entries in served)
+    return Raw(b"%%%d\r\n" % len(served) + body)
+
+
+COMMANDS = (
+    #   name         arity  flags             acl       keys                                handler
+    cmd("xreadgroup",  -7,  WRITE | BLOCKING, A.STREAM, keys_after(b"STREAMS", 4, RO | ACCESS),
+        xreadgroup,
+        "Returns new or historical messages from a stream for a consumer in a group. Blocks "
+        "until a message is available otherwise.", group="stream", since="5.0.0",
+        complexity="For each stream mentioned: O(M) with M being the number of elements "
+                   "returned. If M is constant (e.g. always asking for the first 10 elements "
+                   "with COUNT), you can consider it O(1). On the other side when XREADGROUP "
+                   "blocks, XADD will pay the O(N) time in order to serve the N clients "
+                   "blocked on the stream getting new data.",
+        syntax="GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] "
+               "[NOACK] STREAMS key [key ...] id [id ...]"),
+)
