@@ -283,3 +283,57 @@ XREAD_GT_ID = (
 TIMEOUT_NOT_INTEGER = "ERR timeout is not an integer or out of range"
 # addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased (bytes).
 SUBCOMMAND_SYNTAX = b"ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+
+
+# Streams (commands/streams.py, stream_info.py, stream_common.py), checked against
+# redis-server 7.0.15; the 8.x texts (IDMP, XDELEX, XCFGSET) follow Redis's own test suite
+# (tests/unit/type/stream.tcl) and the redis.io docs, and are marked so.
+STREAM_MAXLEN_NEGATIVE = "ERR The MAXLEN argument must be >= 0."
+STREAM_LIMIT_NEGATIVE = "ERR The LIMIT argument must be >= 0."
+STREAM_MAXLEN_AND_MINID = (
+    "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"
+)
+STREAM_LIMIT_WITHOUT_STRATEGY = (
+    "ERR syntax error, LIMIT cannot be used without specifying a trimming strategy"
+)
+STREAM_LIMIT_WITHOUT_APPROX = "ERR syntax error, LIMIT cannot be used without the special ~ option"
+XTRIM_WITHOUT_STRATEGY = "ERR syntax error, XTRIM must be called with a trimming strategy"
+STREAM_INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
+# 8.6 IDMP / IDMPAUTO (texts from Redis's test suite)
+IDMP_TWICE = "ERR IDMP/IDMPAUTO specified multiple times"
+IDMP_EXPLICIT_ID = "ERR IDMP/IDMPAUTO can be used only with auto-generated IDs"
+IDMP_EMPTY_PID = "ERR IDMP requires a non-empty producer ID"
+IDMP_EMPTY_IID = "ERR IDMP requires a non-empty idempotent ID"
+IDMPAUTO_EMPTY_PID = "ERR IDMPAUTO requires a non-empty producer ID"
+# 8.6 XCFGSET (range texts as redis-py / fakeredis report them; the first one is unverified)
+XCFGSET_NO_PARAMETER = "ERR At least one parameter (IDMP-DURATION or IDMP-MAXSIZE) is required"
+IDMP_DURATION_RANGE = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
+IDMP_MAXSIZE_RANGE = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
+# 8.2 XDELEX / XACKDEL
+NUMIDS_NOT_POSITIVE = "ERR Number of IDs must be a positive integer"
+NUMIDS_MISMATCH = "ERR The `numids` parameter must match the number of arguments"
+IDS_REQUIRED = "ERR IDS option is required"
+# XSETID
+ENTRIES_ADDED_NEGATIVE = "ERR entries_added must be positive"
+XSETID_BELOW_GIVEN_MAXDELETED = (
+    "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"
+)
+# XREAD (the Unbalanced text is 7.2+'s; 7.0 said "Unbalanced XREAD list of streams: for each
+# stream key an ID or '$' must be specified.")
+XREAD_UNBALANCED = (
+    "ERR Unbalanced 'xread' list of streams: for each stream key an ID, '+', or '$' must be "
+    "specified."
+)
+XREADGROUP_UNBALANCED = (
+    "ERR Unbalanced 'xreadgroup' list of streams: for each stream key an ID or '>' must be "
+    "specified."
+)
+XREAD_GROUP_OPTION = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
+XREAD_NOACK_OPTION = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+XREAD_GT_ID = (
+    "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
+    "<consumer> option."
+)
+TIMEOUT_NOT_INTEGER = "ERR timeout is not an integer or out of range"
+# addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased (bytes).
+SUBCOMMAND_SYNTAX = b"ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."

@@ -11,15 +11,22 @@ Role: the pieces every stream handler needs and that must behave the same everyw
   ``streamReplyWithRange`` sends. An entry whose fields are ``None`` (deleted while pending,
   XREADGROUP history) is sent as a null array: ``*-1`` in RESP2, ``_`` in RESP3.
 - ``parse_count``: COUNT for XREAD / XREADGROUP (negative means no limit, as Redis clamps).
-- ``TrimArgs`` / ``parse_add_or_trim``: Redis's ``streamParseAddOrTrimArgsOrReply``, shared by
-  XADD and XTRIM, with the Redis 8.2 reference policies (KEEPREF | DELREF | ACKED) and the
-  Redis 8.6 idempotent-production options of XADD (IDMPAUTO pid | IDMP pid iid).
+- ``parse_block_timeout``: BLOCK milliseconds of XREAD / XREADGROUP.
+- ``parse_policy``: KEEPREF | DELREF | ACKED (Redis 8.2) as the storage's ``RefPolicy``.
+- ``TrimArgs`` / ``parse_add_or_trim`` / ``trim_and_rewrite``: Redis's
+  ``streamParseAddOrTrimArgsOrReply`` shared by XADD and XTRIM, with the Redis 8.2 reference
+  policies and the Redis 8.6 idempotent-production options of XADD (IDMPAUTO pid | IDMP pid
+  iid), and the rewrite of an approximate trim into an exact one for the AOF
+  (``streamRewriteApproxSpecifier`` / ``streamRewriteTrimArgument``).
 
 Invariants: argument checks run in Redis's order so the same error wins; nothing here builds
-a reply for a whole command.
+a reply for a whole command. A command replayed from the AOF (``ctx.kind == "aof"``, Redis's
+``mustObeyClient``) trims without LIMIT, may carry LIMIT after ``=``, and may combine IDMP with
+the explicit ID the original XADD generated, because that is what we log.
 
 Mirrors ``t_stream.c``: ``streamParseAddOrTrimArgsOrReply``, ``streamReplyWithRange``'s
-per-entry shape, ``lookupKeyRead`` + ``checkType``.
+per-entry shape, ``lookupKeyRead`` + ``checkType``. The 8.2/8.6 options follow Redis's test
+suite and the redis.io pages (their C source was not available to compare with).
 """
 
 from __future__ import annotations
@@ -28,23 +35,32 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sluice.protocol import NULL_ARRAY
-from sluice.storage.stream import Stream
+from sluice.protocol import NULL_ARRAY, string2ll
+from sluice.storage.stream import ACKED, DELREF, KEEPREF, RefPolicy, Stream, default_trim_limit
 from sluice.storage.stream_errors import StreamError
-from sluice.storage.streamid import format_id
+from sluice.storage.streamid import format_id, parse_strict_id, parse_xadd_id
 
+from . import errors as E
 from .args import Args, parse_int
 from .errors import CommandError
 
 __all__ = [
+    "TrimArgs",
     "entries_reply",
     "entry_reply",
     "get_stream",
+    "parse_add_or_trim",
+    "parse_block_timeout",
     "parse_count",
+    "parse_policy",
     "stream_command",
+    "trim_and_rewrite",
 ]
 
 Handler = Callable[[Any, Args], Any]
+
+_LLONG_MAX = (1 << 63) - 1
+_POLICIES: dict[bytes, RefPolicy] = {b"KEEPREF": KEEPREF, b"DELREF": DELREF, b"ACKED": ACKED}
 
 
 def get_stream(ctx: Any, key: bytes) -> Stream | None:
@@ -80,3 +96,158 @@ def parse_count(raw: bytes) -> int:
     n = parse_int(raw)
     return n if n > 0 else 0
 
+
+def parse_block_timeout(raw: bytes, now_ms: int) -> int:
+    """BLOCK of XREAD / XREADGROUP: whole milliseconds, 0 = forever (getTimeoutFromObject).
+
+    A deadline past the largest 64-bit value is "timeout is out of range", as Redis 7.2+
+    says; 7.0 wrapped around and blocked instead.
+    """
+    ms = string2ll(raw)
+    if ms is None:
+        raise CommandError(E.TIMEOUT_NOT_INTEGER)
+    if ms < 0:
+        raise CommandError(E.NOT_POSITIVE_TIMEOUT)
+    if ms > 0 and ms > _LLONG_MAX - now_ms:
+        raise CommandError(E.TIMEOUT_OUT_OF_RANGE)
+    return ms
+
+
+def parse_policy(arg: bytes) -> RefPolicy | None:
+    """KEEPREF / DELREF / ACKED (any case) as a storage policy, None for anything else."""
+    if 5 <= len(arg) <= 7:
+        return _POLICIES.get(arg.upper())
+    return None
+
+
+class TrimArgs:
+    """Parsed options of XADD / XTRIM (Redis's ``streamAddTrimArgs``)."""
+
+    __slots__ = (
+        "strategy", "threshold", "approx", "limit", "threshold_idx", "policy", "no_mkstream",
+        "id_idx", "id_spec", "idmp_pid", "idmp_iid", "idmp_idx",
+    )
+
+    def __init__(self) -> None:
+        self.strategy: str | None = None  # "MAXLEN" | "MINID" | None (no trimming)
+        self.threshold = 0  # the MAXLEN count or the MINID ID
+        self.approx = False  # "~" given
+        self.limit = 0  # entries the trim may delete at most; 0 = no cap
+        self.threshold_idx = 0  # argv index of the threshold (rewritten for the AOF)
+        self.policy: RefPolicy = KEEPREF  # 8.2 reference policy for trimmed entries
+        self.no_mkstream = False  # XADD NOMKSTREAM
+        self.id_idx = 0  # XADD: argv index of the ID ("*" included)
+        self.id_spec: tuple[int, bool] | None = None  # XADD: parse_xadd_id's result
+        self.idmp_pid: bytes | None = None  # XADD IDMP / IDMPAUTO producer ID
+        self.idmp_iid: bytes | None = None  # XADD IDMP idempotent ID (None for IDMPAUTO)
+        self.idmp_idx = 0  # argv index of the IDMP / IDMPAUTO keyword
+
+
+def parse_add_or_trim(ctx: Any, argv: list[bytes], xadd: bool) -> TrimArgs:
+    """Parse the options of XADD (up to and including the ID) or XTRIM, in Redis's order.
+
+    ``argv`` is the whole command. For XADD the result's ``id_idx`` is where the ID is and
+    the fields follow it. Raises CommandError with Redis's text.
+    """
+    t = TrimArgs()
+    limit_given = False
+    argc = len(argv)
+    i = 2
+    while i < argc:
+        moreargs = argc - 1 - i
+        opt = argv[i]
+        lopt = opt.lower()
+        if xadd and opt == b"*":
+            t.id_idx = i  # fast path for the common auto-ID case: id_spec stays None
+            break
+        if (lopt == b"maxlen" or lopt == b"minid") and moreargs:
+            if t.strategy is not None:
+                raise CommandError(E.STREAM_MAXLEN_AND_MINID)
+            t.approx = False
+            nxt = argv[i + 1]
+            if moreargs >= 2 and (nxt == b"~" or nxt == b"="):
+                t.approx = nxt == b"~"
+                i += 1
+            i += 1
+            if lopt == b"maxlen":
+                t.threshold = parse_int(argv[i])
+                if t.threshold < 0:
+                    raise CommandError(E.STREAM_MAXLEN_NEGATIVE)
+                t.strategy = "MAXLEN"
+            else:
+                t.threshold = parse_strict_id(argv[i])
+                t.strategy = "MINID"
+            t.threshold_idx = i
+        elif lopt == b"limit" and moreargs:
+            t.limit = parse_int(argv[i + 1])
+            if t.limit < 0:
+                raise CommandError(E.STREAM_LIMIT_NEGATIVE)
+            limit_given = True
+            i += 1
+        elif xadd and lopt == b"nomkstream":
+            t.no_mkstream = True
+        elif (policy := parse_policy(opt)) is not None:
+            # Redis 8.2; the docs give no error for a repeated policy: the last one wins.
+            t.policy = policy
+        elif xadd and lopt == b"idmpauto" and moreargs:
+            if t.idmp_pid is not None:
+                raise CommandError(E.IDMP_TWICE)
+            if not argv[i + 1]:
+                raise CommandError(E.IDMPAUTO_EMPTY_PID)
+            t.idmp_pid, t.idmp_idx = argv[i + 1], i
+            i += 1
+        elif xadd and lopt == b"idmp" and moreargs >= 2:
+            if t.idmp_pid is not None:
+                raise CommandError(E.IDMP_TWICE)
+            if not argv[i + 1]:
+                raise CommandError(E.IDMP_EMPTY_PID)
+            if not argv[i + 2]:
+                raise CommandError(E.IDMP_EMPTY_IID)
+            t.idmp_pid, t.idmp_iid, t.idmp_idx = argv[i + 1], argv[i + 2], i
+            i += 2
+        elif xadd:
+            t.id_spec = parse_xadd_id(opt)  # no more options: this is the ID
+            t.id_idx = i
+            break
+        else:
+            raise CommandError(E.SYNTAX)
+        i += 1
+    if xadd and not t.id_idx:
+        t.id_idx = argc  # ran out of arguments: the field count check reports it
+    if limit_given and t.limit and t.strategy is None:
+        raise CommandError(E.STREAM_LIMIT_WITHOUT_STRATEGY)
+    if not xadd and t.strategy is None:
+        raise CommandError(E.XTRIM_WITHOUT_STRATEGY)
+    obey = ctx.kind == "aof"
+    if obey:
+        t.limit = 0  # the logged trim is exact: never cut it short on replay
+    elif limit_given:
+        if not t.approx:
+            raise CommandError(E.STREAM_LIMIT_WITHOUT_APPROX)
+    elif t.approx:
+        t.limit = default_trim_limit(ctx.server.config.stream_node_max_entries)
+    else:
+        t.limit = 0
+    if t.idmp_pid is not None and t.id_spec is not None and not obey:
+        raise CommandError(E.IDMP_EXPLICIT_ID)
+    return t
+
+
+def trim_and_rewrite(stream: Stream, t: TrimArgs, logged: list[bytes]) -> int:
+    """Trim ``stream`` as ``t`` says; returns the entries deleted.
+
+    For an approximate trim, ``logged`` (the argv that goes to the AOF) gets ``=`` and the
+    exact threshold the trim ended at: the stream's length for MAXLEN, the first ID still
+    stored (tombstones count) for MINID, as Redis rewrites it.
+    """
+    strategy = t.strategy
+    assert strategy is not None
+    deleted = stream.trim(strategy, t.threshold, t.approx, t.limit, t.policy)  # type: ignore[arg-type]
+    if t.approx:
+        logged[t.threshold_idx - 1] = b"="
+        if strategy == "MAXLEN":
+            logged[t.threshold_idx] = b"%d" % stream.length
+        else:
+            # An empty stream gives the largest ID, as streamGetEdgeID does: replay empties it.
+            logged[t.threshold_idx] = format_id(stream.first_stored_id())
+    return deleted
