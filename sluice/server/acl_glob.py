@@ -61,11 +61,20 @@ def _class_items(pat: bytes, i: int, nocase: bool) -> tuple[bytes, int]:
 
 
 def _item(members: bytes) -> bytes:
+    """One regex item for a byte set, runs of consecutive bytes written as ranges."""
     if not members:
         return b"(?!)"
     if len(members) == 256:
         return b"(?s:.)"
-    return b"[" + b"".join(b"\\x%02x" % c for c in members) + b"]"
+    parts = []
+    start = prev = members[0]
+    for c in [*members[1:], -1]:
+        if c == prev + 1:
+            prev = c
+            continue
+        parts.append(b"\\x%02x" % start if start == prev else b"\\x%02x-\\x%02x" % (start, prev))
+        start = prev = c
+    return b"[" + b"".join(parts) + b"]"
 
 
 def _runs(pat: bytes, nocase: bool) -> list[list[bytes]]:
