@@ -118,6 +118,7 @@ LFU_NOT_SELECTED = (
 LCS_NOT_STRINGS = "ERR The specified keys must contain string values"
 LCS_LEN_AND_IDX = "ERR If you want both the length and indexes, please just use IDX."
 LCS_TOO_BIG = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
+INT_OUT_OF_RANGE = "ERR value is out of range, value must between -2147483648 and 2147483647"
 
 
 def unknown_command(argv: list[bytes]) -> CommandError:

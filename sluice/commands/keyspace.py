@@ -29,12 +29,12 @@ from sluice.storage.keyspace import type_name
 from .args import Args, parse_int
 from .errors import (
     DB_INDEX_OUT_OF_RANGE,
+    INT_OUT_OF_RANGE,
     INVALID_CURSOR,
     INVALID_FIRST_DB,
     INVALID_SECOND_DB,
     LFU_NOT_SELECTED,
     NO_SUCH_KEY,
-    NOT_INTEGER,
     SAME_OBJECT,
     SYNTAX,
     UNKNOWN_TYPE_NAME,
@@ -67,11 +67,11 @@ _STRTOULL = re.compile(rb"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
 SCAN_TYPES = frozenset((b"string", b"list", b"set", b"zset", b"hash", b"stream"))
 
 
-def parse_db_index(ctx: Any, raw: bytes, error: str = NOT_INTEGER) -> Any:
-    """The database named by ``raw`` (Redis's ``getIntFromObject`` + ``selectDb`` checks)."""
-    n = parse_int(raw, error)
+def parse_db_index(ctx: Any, raw: bytes) -> Any:
+    """The database named by ``raw`` (Redis's ``getIntFromObjectOrReply`` + ``selectDb``)."""
+    n = parse_int(raw)
     if not INT_MIN <= n <= INT_MAX:
-        raise CommandError(error)
+        raise CommandError(INT_OUT_OF_RANGE)
     keyspace = ctx.server.keyspace
     if not 0 <= n < len(keyspace):
         raise CommandError(DB_INDEX_OUT_OF_RANGE)

@@ -107,6 +107,14 @@ def reject(server: Server, client: Client, err: CommandError, cmd: Cmd | None) -
         client.multi_error = True
     if cmd is not None:
         cmd.rejected_calls += 1
+        if cmd.name == "exec":
+            # Redis's rejectCommand: a refused EXEC discards the transaction (if any) and
+            # says why, e.g. "EXECABORT ... because of: wrong number of arguments for ..."
+            client.multi = None
+            client.multi_error = False
+            server.unwatch_all(client)
+            err = CommandError(b"EXECABORT Transaction discarded because of: "
+                               + err.message.removeprefix(b"ERR "))
     server.count_error(err.message)
     client.add_reply(err.reply)
 

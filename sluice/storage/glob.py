@@ -122,55 +122,98 @@ def stringmatch(pattern: bytes, string: bytes, nocase: bool = False) -> bool:
         p, s = star_p, star_s
 
 
-def _class_bytes(pattern: bytes, p: int) -> tuple[int, bytes]:
-    """The set of bytes a class starting after ``[`` at ``p`` accepts, and where it ends."""
-    end = p
-    accepted = bytearray()
-    for c in range(256):
-        end, ok = _class_end(pattern, p, c, False)
-        if ok:
-            accepted.append(c)
-    return end, bytes(accepted)
-
-
-def _to_regex(pattern: bytes) -> bytes | None:
-    """A regex equivalent to ``pattern`` for non-empty strings, or None if there is none."""
+def _items(pattern: bytes, nocase: bool) -> list[bytes | None]:
+    """The pattern as a list of items: None for a run of ``*``, else the set of bytes one
+    position accepts (parsed exactly as ``stringmatch`` walks it)."""
     plen = len(pattern)
-    out = [b"(?s)\\A"]
-    p = stars = 0
+    out: list[bytes | None] = []
+    p = 0
     while p < plen:
         ch = pattern[p]
         if ch == _STAR:
             while p + 1 < plen and pattern[p + 1] == _STAR:
                 p += 1
-            stars += 1
-            out.append(b".*")
+            out.append(None)
         elif ch == _QMARK:
-            out.append(b".")
+            out.append(bytes(range(256)))
         elif ch == _LBRACKET:
-            p, accepted = _class_bytes(pattern, p + 1)
-            if not accepted:
-                out.append(b"(?!)")
-            else:
-                out.append(b"[" + b"".join(b"\\x%02x" % c for c in accepted) + b"]")
+            end = p
+            accepted = bytearray()
+            for c in range(256):
+                end, ok = _class_end(pattern, p + 1, c, nocase)
+                if ok:
+                    accepted.append(c)
+            p = end
+            out.append(bytes(accepted))
         else:
             if ch == _BSLASH and plen - p >= 2:
                 p += 1
                 ch = pattern[p]
-            out.append(re.escape(bytes((ch,))))
+            if nocase and 65 <= _lower(ch) - 32 <= 90:
+                out.append(bytes((ch, ch ^ 32)))
+            else:
+                out.append(bytes((ch,)))
         p += 1
-    if stars > MAX_NESTING // 2:  # deep nesting: leave the depth rule to the reference
-        return None
-    out.append(b"\\Z")
-    return b"".join(out)
+    return out
+
+
+def _segment(items: list[bytes]) -> re.Pattern[bytes]:
+    """A regex for a star-free run of items (fixed width: one byte per item)."""
+    parts = []
+    for accepted in items:
+        if len(accepted) == 1:
+            parts.append(re.escape(accepted))
+        elif not accepted:
+            parts.append(b"(?!)")
+        elif len(accepted) == 256:
+            parts.append(b".")
+        else:
+            parts.append(b"[" + b"".join(b"\\x%02x" % c for c in accepted) + b"]")
+    return re.compile(b"".join(parts), re.DOTALL)
 
 
 def compile_pattern(pattern: bytes, nocase: bool = False) -> Callable[[bytes], bool]:
-    """A matcher for one pattern, equivalent to ``stringmatch(pattern, s, nocase)``."""
-    if nocase:
-        return lambda s: stringmatch(pattern, s, True)
-    source = _to_regex(pattern)
-    if source is None:
-        return lambda s: stringmatch(pattern, s)
-    match = re.compile(source).match
-    return lambda s: bool(s) and match(s) is not None if pattern else not s
+    """A matcher for one pattern, equivalent to ``stringmatch(pattern, s, nocase)``.
+
+    The pattern is cut at its stars into runs of fixed-width items: the first run must match
+    at the start, the last at the end, and the ones between are placed leftmost, in order
+    (for fixed-width runs the leftmost placement is always a valid one). That is exact and
+    O(len(string) * len(pattern)) whatever the pattern: a plain regex with several ``.*``
+    would backtrack polynomially on hostile patterns, which KEYS must not allow.
+    """
+    if not pattern:
+        return lambda s: not s
+    items = _items(pattern, nocase)
+    stars = items.count(None)
+    if stars > MAX_NESTING:  # leave Redis's nesting limit to the reference
+        return lambda s: stringmatch(pattern, s, nocase)
+    runs: list[list[bytes]] = [[]]
+    for item in items:
+        if item is None:
+            runs.append([])
+        else:
+            runs[-1].append(item)
+    compiled = [_segment(run) for run in runs]
+    if stars == 0:
+        whole = compiled[0].fullmatch
+        return lambda s: whole(s) is not None
+    head, tail = compiled[0], compiled[-1]
+    head_len, tail_len = len(runs[0]), len(runs[-1])
+    middle = compiled[1:-1]
+    fixed = head_len + tail_len + sum(len(r) for r in runs[1:-1])
+
+    def match(s: bytes) -> bool:
+        n = len(s)
+        if not s or n < fixed:
+            return False
+        if head.match(s) is None or tail.fullmatch(s, n - tail_len) is None:
+            return False
+        pos, limit = head_len, n - tail_len
+        for seg in middle:
+            m = seg.search(s, pos, limit)
+            if m is None:
+                return False
+            pos = m.end()
+        return True
+
+    return match

@@ -138,7 +138,8 @@ class LongDouble:
         a = abs(self.value)
         scaled = a * 10**17
         n = round(scaled)  # Fraction rounds half to even, like glibc's printf
-        text = b"%d.%017d" % divmod(n, 10**17)
+        whole, frac = divmod(n, 10**17)
+        text = _digits(whole) + b".%017d" % frac
         text = text.rstrip(b"0").rstrip(b".")
         if self.neg:
             text = b"-" + text
@@ -180,7 +181,7 @@ def parse_long_double(text: bytes) -> LongDouble | None:
         frac = frac or b""
         if not whole and not frac:
             return None
-        mant = int((whole + frac) or b"0", 16)
+        mant = int((whole + frac) or b"0", 16)  # base 16: no digit-count limit
         shift = int(exp or b"0") - 4 * len(frac)
         return _scaled(sign == b"-", mant, 2, shift)
     m = _DEC_RE.match(text)
@@ -190,9 +191,44 @@ def parse_long_double(text: bytes) -> LongDouble | None:
     frac = frac or b""
     if not whole and not frac:
         return None
-    mant = int((whole + frac) or b"0")
-    shift = int(exp or b"0") - len(frac)
+    mant = _int_from_digits(whole + frac)
+    shift = _exponent(exp) - len(frac)
     return _scaled(sign == b"-", mant, 10, shift)
+
+
+def _exponent(text: bytes | None) -> int:
+    """A decimal exponent, clamped far beyond the range where a long double is finite and
+    non-zero (so a 5000-digit exponent costs nothing)."""
+    if not text:
+        return 0
+    neg = text[:1] == b"-"
+    digits = text.lstrip(b"+-").lstrip(b"0") or b"0"
+    value = 10**9 if len(digits) > 9 else int(digits)
+    return -value if neg else value
+
+
+# Python refuses int <-> decimal str conversions over 4300 digits (a DoS guard); long doubles
+# print up to 4950 digits, so both directions go by chunks.
+_CHUNK = 1000
+
+
+def _int_from_digits(digits: bytes) -> int:
+    n = 0
+    for i in range(0, len(digits), _CHUNK):
+        part = digits[i : i + _CHUNK]
+        n = n * 10 ** len(part) + int(part)
+    return n
+
+
+def _digits(n: int) -> bytes:
+    if n < 10**_CHUNK:
+        return b"%d" % n
+    parts = []
+    while n:
+        n, part = divmod(n, 10**_CHUNK)
+        parts.append(part)
+    head = b"%d" % parts.pop()
+    return head + b"".join(b"%0*d" % (_CHUNK, p) for p in reversed(parts))
 
 
 def _scaled(neg: bool, mant: int, base: int, shift: int) -> LongDouble | None:

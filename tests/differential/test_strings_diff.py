@@ -1,0 +1,208 @@
+"""String commands: the same command sequences against Sluice and redis-server, replies compared
+byte for byte (RESP2 and RESP3). Times are absolute or far away, so replies are deterministic.
+
+Where Redis 7.0 (the installed reference) and the newest documented behaviour differ, the case
+is checked against the documentation instead (see ``test_getrange_follows_redis_8``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.differential
+
+FAR = "4102444800"  # 2100-01-01, in seconds
+FAR_MS = "4102444800000"
+
+SEQUENCES: dict[str, list[list[str]]] = {
+    "get-set-basics": [
+        ["GET", "k"], ["SET", "k", "v"], ["GET", "k"], ["SET", "k", ""], ["GET", "k"],
+        ["STRLEN", "k"], ["STRLEN", "nope"], ["SET", "k"], ["GET"], ["GET", "a", "b"],
+    ],
+    "set-options": [
+        ["SET", "k", "v", "NX"], ["SET", "k", "w", "NX"], ["GET", "k"],
+        ["SET", "k", "x", "XX"], ["SET", "m", "x", "XX"], ["GET", "m"],
+        ["SET", "k", "y", "nx", "xx"], ["SET", "k", "y", "XX", "NX"], ["SET", "k", "y", "NX", "NX"],
+        ["SET", "k", "y", "FOO"], ["SET", "k", "y", "EX"], ["SET", "k", "y", "EX", "10", "PX", "5"],
+        ["SET", "k", "y", "KEEPTTL", "EX", "10"], ["SET", "k", "y", "EX", "10", "KEEPTTL"],
+        ["SET", "k", "y", "EX", "10", "EX", "20"], ["SET", "k", "y", "PERSIST"],
+        ["SET", "k", "y", "EXAT", FAR, "PXAT", FAR_MS], ["SET", "k", "y", "EXAT", FAR],
+        ["EXPIRETIME", "k"], ["SET", "k", "z", "KEEPTTL"], ["EXPIRETIME", "k"], ["GET", "k"],
+        ["SET", "k", "z"], ["TTL", "k"], ["SET", "k", "v", "PXAT", FAR_MS, "GET"],
+        ["PEXPIRETIME", "k"],
+    ],
+    "set-expire-errors": [
+        ["SET", "k", "v", "EX", "0"], ["SET", "k", "v", "EX", "-1"], ["SET", "k", "v", "PX", "0"],
+        ["SET", "k", "v", "EX", "abc"], ["SET", "k", "v", "EX", "1.5"],
+        ["SET", "k", "v", "EX", "9223372036854775807"],
+        ["SET", "k", "v", "EX", "9223372036854775"], ["SET", "k", "v", "PX", "9223372036854775807"],
+        ["SET", "k", "v", "EXAT", "0"], ["SET", "k", "v", "PXAT", "-5"],
+        ["SET", "k", "v", "EX", "99999999999999999999"], ["EXISTS", "k"],
+        ["SETEX", "k", "0", "v"], ["SETEX", "k", "-3", "v"], ["SETEX", "k", "x", "v"],
+        ["PSETEX", "k", "0", "v"], ["PSETEX", "k", "1x", "v"], ["EXISTS", "k"],
+    ],
+    "set-get": [
+        ["SET", "k", "v1", "GET"], ["SET", "k", "v2", "GET"], ["SET", "k", "v3", "GET", "NX"],
+        ["SET", "m", "v3", "GET", "XX"], ["EXISTS", "m"], ["SET", "m", "v", "NX", "GET"],
+        ["SET", "k", "v4", "get", "GET"], ["GET", "k"], ["RPUSH", "l", "a"],
+        ["SET", "l", "v", "GET"], ["TYPE", "l"], ["SET", "l", "v"], ["TYPE", "l"],
+        ["SET", "l", "v", "GET", "EX", "0"],
+    ],
+    "setnx-setex-psetex": [
+        ["SETNX", "k", "1"], ["SETNX", "k", "2"], ["GET", "k"],
+        ["SETEX", "k", "100000", "v"], ["TTL", "k"], ["PSETEX", "p", "100000000", "v"],
+        ["GET", "p"], ["SETEX", "k", "10"], ["SETNX", "k"],
+    ],
+    "mget-mset-msetnx": [
+        ["MSET", "a", "1", "b", "2"], ["MGET", "a", "b", "c"], ["MSET", "a"], ["MSET", "a", "1", "b"],
+        ["MSETNX", "c", "3", "a", "9"], ["MGET", "a", "c"], ["MSETNX", "c", "3", "d", "4"],
+        ["MSETNX", "x", "1", "x", "2"], ["GET", "x"], ["RPUSH", "l", "a"], ["MGET", "l", "a"],
+        ["MSETNX", "l", "1"], ["MSET", "l", "v"], ["GET", "l"], ["MSETNX", "e"],
+    ],
+    "getset-getdel": [
+        ["GETSET", "k", "1"], ["GETSET", "k", "2"], ["GET", "k"], ["SET", "t", "v", "EX", "100000"],
+        ["GETSET", "t", "w"], ["TTL", "t"], ["GETDEL", "k"], ["GETDEL", "k"], ["EXISTS", "k"],
+        ["RPUSH", "l", "a"], ["GETSET", "l", "x"], ["GETDEL", "l"], ["TYPE", "l"],
+    ],
+    "getex": [
+        ["GETEX", "nope"], ["GETEX", "nope", "EX", "-1"], ["SET", "k", "v"], ["GETEX", "k"],
+        ["TTL", "k"], ["GETEX", "k", "EX", "100000"], ["TTL", "k"], ["GETEX", "k", "PERSIST"],
+        ["TTL", "k"], ["GETEX", "k", "PXAT", FAR_MS], ["PEXPIRETIME", "k"],
+        ["GETEX", "k", "EXAT", FAR], ["EXPIRETIME", "k"], ["GETEX", "k", "EX", "0"],
+        ["GETEX", "k", "EX", "-5"], ["GETEX", "k", "PX", "x"], ["GETEX", "k", "EX"],
+        ["GETEX", "k", "NX"], ["GETEX", "k", "KEEPTTL"], ["GETEX", "k", "GET"],
+        ["GETEX", "k", "EX", "10", "PERSIST"], ["GETEX", "k", "PERSIST", "EX", "10"],
+        ["GETEX", "k", "EX", "10", "EX", "20"], ["TTL", "k"], ["GETEX", "k", "PERSIST", "PERSIST"],
+        ["GETEX", "k", "EXAT", "1"], ["EXISTS", "k"], ["RPUSH", "l", "a"], ["GETEX", "l"],
+        ["GETEX", "l", "EX", "0"],
+    ],
+    "append-strlen": [
+        ["APPEND", "k", "Hello"], ["APPEND", "k", " World"], ["GET", "k"], ["STRLEN", "k"],
+        ["APPEND", "k", ""], ["APPEND", "n", ""], ["EXISTS", "n"], ["SET", "i", "12"],
+        ["APPEND", "i", "3"], ["GET", "i"], ["INCR", "i"], ["RPUSH", "l", "a"],
+        ["APPEND", "l", "x"], ["STRLEN", "l"], ["SET", "t", "v", "EX", "100000"],
+        ["APPEND", "t", "x"], ["TTL", "t"],
+    ],
+    "incr-decr": [
+        ["INCR", "c"], ["INCR", "c"], ["DECR", "c"], ["INCRBY", "c", "10"], ["DECRBY", "c", "3"],
+        ["INCRBY", "c", "-100"], ["DECRBY", "c", "-100"], ["GET", "c"],
+        ["SET", "c", "9223372036854775806"], ["INCR", "c"], ["INCR", "c"], ["GET", "c"],
+        ["SET", "c", "-9223372036854775807"], ["DECR", "c"], ["DECR", "c"],
+        ["DECRBY", "c", "-9223372036854775808"], ["INCRBY", "c", "9223372036854775808"],
+        ["SET", "c", "0"], ["DECRBY", "c", "-9223372036854775807"],
+        ["SET", "s", "abc"], ["INCR", "s"], ["SET", "s", " 1"], ["INCR", "s"], ["SET", "s", "01"],
+        ["INCR", "s"], ["SET", "s", "+1"], ["INCR", "s"], ["SET", "s", "1.0"], ["INCR", "s"],
+        ["SET", "s", ""], ["INCR", "s"], ["SET", "s", "-0"], ["INCR", "s"],
+        ["INCRBY", "c", "1.5"], ["INCRBY", "c", ""], ["INCRBY", "c", " 1"], ["DECRBY", "c", "x"],
+        ["RPUSH", "l", "a"], ["INCR", "l"], ["SET", "t", "5", "EX", "100000"], ["INCR", "t"],
+        ["TTL", "t"],
+    ],
+    "incrbyfloat": [
+        ["INCRBYFLOAT", "f", "10.5"], ["INCRBYFLOAT", "f", "0.1"], ["INCRBYFLOAT", "f", "-5"],
+        ["INCRBYFLOAT", "f", "5.0e3"], ["INCRBYFLOAT", "f", "2.0e-2"], ["GET", "f"],
+        ["SET", "f", "5.0e3"], ["INCRBYFLOAT", "f", "2.0e2"], ["SET", "f", "3"],
+        ["INCRBYFLOAT", "f", "1"], ["INCRBYFLOAT", "f", "abc"], ["INCRBYFLOAT", "f", "inf"],
+        ["INCRBYFLOAT", "f", "-inf"], ["INCRBYFLOAT", "f", "nan"], ["INCRBYFLOAT", "f", ""],
+        ["INCRBYFLOAT", "f", " 1"], ["INCRBYFLOAT", "f", "1 "], ["INCRBYFLOAT", "f", "1e"],
+        ["INCRBYFLOAT", "f", "0x10"], ["INCRBYFLOAT", "f", "0x1p-2"], ["INCRBYFLOAT", "f", ".5"],
+        ["INCRBYFLOAT", "f", "5."], ["INCRBYFLOAT", "f", "+3"], ["INCRBYFLOAT", "f", "1e400"],
+        ["INCRBYFLOAT", "f", "1e4932"], ["INCRBYFLOAT", "f", "-1e-4960"],
+        ["INCRBYFLOAT", "f", "1e-5000"], ["INCRBYFLOAT", "f", "1_0"], ["GET", "f"],
+        ["SET", "g", "1e308"], ["INCRBYFLOAT", "g", "1e308"], ["INCRBYFLOAT", "g", "1.7e4932"],
+        ["SET", "g", "0.1"], ["INCRBYFLOAT", "g", "0.2"], ["INCRBYFLOAT", "g", "-0.3"],
+        ["INCRBYFLOAT", "g", "-1e-20"], ["INCRBYFLOAT", "g", "1e-18"],
+        ["SET", "h", "-0"], ["INCRBYFLOAT", "h", "-0"], ["SET", "h", "1.5"],
+        ["INCRBYFLOAT", "h", "123456789012345678"], ["INCRBYFLOAT", "h", "0.000000000000000001"],
+        ["SET", "h", "abc"], ["INCRBYFLOAT", "h", "1"], ["SET", "h", "inf"],
+        ["INCRBYFLOAT", "h", "1"], ["RPUSH", "l", "a"], ["INCRBYFLOAT", "l", "1"],
+        ["SET", "t", "1", "EX", "100000"], ["INCRBYFLOAT", "t", "1.5"], ["TTL", "t"],
+    ],
+    "getrange-setrange": [
+        ["SET", "k", "This is a string"], ["GETRANGE", "k", "0", "3"], ["GETRANGE", "k", "-3", "-1"],
+        ["GETRANGE", "k", "0", "-1"], ["GETRANGE", "k", "10", "100"], ["GETRANGE", "k", "5", "2"],
+        ["GETRANGE", "k", "100", "200"], ["GETRANGE", "nope", "0", "-1"],
+        ["GETRANGE", "k", "a", "1"], ["GETRANGE", "k", "0", "b"], ["SUBSTR", "k", "0", "3"],
+        ["SETRANGE", "k", "5", "XX"], ["GET", "k"], ["SETRANGE", "k", "20", "end"], ["GET", "k"],
+        ["SETRANGE", "n", "3", "x"], ["GET", "n"], ["SETRANGE", "e", "5", ""], ["EXISTS", "e"],
+        ["SETRANGE", "k", "0", ""], ["SETRANGE", "k", "-1", "x"], ["SETRANGE", "k", "x", "x"],
+        ["SETRANGE", "k", "536870912", "x"], ["SETRANGE", "z", "536870912", ""],
+        ["SETRANGE", "k", "9223372036854775807", "x"], ["SET", "i", "1234"], ["GETRANGE", "i", "1", "2"],
+        ["SETRANGE", "i", "1", "9"], ["GET", "i"], ["RPUSH", "l", "a"],
+        ["SETRANGE", "l", "0", "x"], ["GETRANGE", "l", "0", "1"], ["SETRANGE", "l", "0", ""],
+    ],
+    "encodings": [
+        ["SET", "a", "123"], ["OBJECT", "ENCODING", "a"], ["SET", "a", "-9223372036854775808"],
+        ["OBJECT", "ENCODING", "a"], ["SET", "a", "9223372036854775808"], ["OBJECT", "ENCODING", "a"],
+        ["SET", "a", "0123"], ["OBJECT", "ENCODING", "a"], ["SET", "a", "x" * 44],
+        ["OBJECT", "ENCODING", "a"], ["SET", "a", "x" * 45], ["OBJECT", "ENCODING", "a"],
+        ["SET", "a", "short"], ["APPEND", "a", "x"], ["OBJECT", "ENCODING", "a"],
+        ["APPEND", "b", "12"], ["OBJECT", "ENCODING", "b"], ["APPEND", "c", "hi"],
+        ["OBJECT", "ENCODING", "c"], ["SETRANGE", "d", "0", "7"], ["OBJECT", "ENCODING", "d"],
+        ["SET", "e", "1"], ["SETRANGE", "e", "0", "2"], ["OBJECT", "ENCODING", "e"],
+        ["SET", "f", "ab"], ["SETRANGE", "f", "0", ""], ["OBJECT", "ENCODING", "f"],
+        ["INCRBYFLOAT", "g", "3"], ["OBJECT", "ENCODING", "g"], ["INCR", "h"],
+        ["OBJECT", "ENCODING", "h"], ["INCRBY", "h", "99999999"], ["OBJECT", "ENCODING", "h"],
+        ["SET", "i", "1"], ["APPEND", "i", ""], ["OBJECT", "ENCODING", "i"],
+        ["MSET", "j", "5", "k", "five"], ["OBJECT", "ENCODING", "j"], ["OBJECT", "ENCODING", "k"],
+        ["SET", "r", "100"], ["OBJECT", "REFCOUNT", "r"], ["SET", "r", "10000"],
+        ["OBJECT", "REFCOUNT", "r"], ["SET", "r", "-1"], ["OBJECT", "REFCOUNT", "r"],
+        ["INCR", "s"], ["OBJECT", "REFCOUNT", "s"], ["SET", "t", "x"], ["OBJECT", "REFCOUNT", "t"],
+        ["INCRBYFLOAT", "u", "1"], ["OBJECT", "REFCOUNT", "u"], ["GETSET", "v", "7"],
+        ["OBJECT", "ENCODING", "v"], ["SET", "w", "12", "GET"], ["OBJECT", "ENCODING", "w"],
+        ["SETEX", "x", "1000", "77"], ["OBJECT", "ENCODING", "x"],
+    ],
+    "lcs": [
+        ["MSET", "a", "ohmytext", "b", "mynewtext"], ["LCS", "a", "b"], ["LCS", "a", "b", "LEN"],
+        ["LCS", "a", "b", "IDX"], ["LCS", "a", "b", "IDX", "MINMATCHLEN", "4"],
+        ["LCS", "a", "b", "IDX", "MINMATCHLEN", "4", "WITHMATCHLEN"],
+        ["LCS", "a", "b", "IDX", "WITHMATCHLEN"], ["LCS", "a", "b", "LEN", "IDX"],
+        ["LCS", "a", "b", "FOO"], ["LCS", "a", "b", "MINMATCHLEN"], ["LCS", "a", "b", "MINMATCHLEN", "x"],
+        ["LCS", "a", "b", "IDX", "MINMATCHLEN", "-5"], ["LCS", "a", "nope"], ["LCS", "nope", "nope2"],
+        ["LCS", "a", "nope", "IDX"], ["RPUSH", "l", "x"], ["LCS", "a", "l"], ["LCS", "l", "l", "LEN"],
+        ["MSET", "c", "abcabcabc", "d", "cbacbacba"], ["LCS", "c", "d", "IDX", "WITHMATCHLEN"],
+        ["LCS", "d", "c"], ["MSET", "e", "aaaa", "f", "aa"], ["LCS", "e", "f", "IDX"],
+    ],
+    "wrong-arity-and-type": [
+        ["SETNX", "k"], ["GETSET", "k"], ["GETDEL"], ["APPEND", "k"], ["INCR"], ["INCRBY", "k"],
+        ["DECRBY", "k", "1", "2"], ["INCRBYFLOAT", "k"], ["GETRANGE", "k", "0"], ["SETRANGE", "k", "0"],
+        ["STRLEN"], ["MGET"], ["LCS", "a"], ["RPUSH", "l", "a"], ["GET", "l"], ["STRLEN", "l"],
+        ["GETRANGE", "l", "0", "1"],
+    ],
+}
+
+
+@pytest.mark.parametrize("name", list(SEQUENCES))
+def test_same_replies(raw_pair, name: str) -> None:  # type: ignore[no-untyped-def]
+    ours, theirs = raw_pair
+    for command in SEQUENCES[name]:
+        assert ours.call(*command) == theirs.call(*command), command
+
+
+def test_getrange_follows_redis_8(raw_pair) -> None:  # type: ignore[no-untyped-def]
+    """Redis 8 fixed GETRANGE for ranges ending before the first byte (redis#12272): they are
+    empty. 7.0.15 returns the first byte; we follow the newest documented behaviour."""
+    ours, theirs = raw_pair
+    ours.call("SET", "k", "Hello")
+    theirs.call("SET", "k", "Hello")
+    assert ours.call("GETRANGE", "k", "-200", "-100") == b"$0\r\n\r\n"
+    assert theirs.call("GETRANGE", "k", "-200", "-100") in (b"$1\r\nH\r\n", b"$0\r\n\r\n")  # 7.0, 8
+    assert ours.call("GETRANGE", "k", "0", "-100") == b"$0\r\n\r\n"
+    assert ours.call("GETRANGE", "k", "-100", "0") == theirs.call("GETRANGE", "k", "-100", "0")
+
+
+def test_size_limit_follows_proto_max_bulk_len(raw_pair) -> None:  # type: ignore[no-untyped-def]
+    """SETRANGE and APPEND refuse results over proto-max-bulk-len (1 MB here, Redis's minimum)."""
+    ours, theirs = raw_pair
+    big = str(1024 * 1024)
+    try:
+        for c in (ours, theirs):
+            assert c.call("CONFIG", "SET", "proto-max-bulk-len", big) == b"+OK\r\n"
+        for command in (["SETRANGE", "k", str(1024 * 1024 - 1), "x"], ["STRLEN", "k"],
+                        ["SETRANGE", "k", str(1024 * 1024), "x"], ["APPEND", "k", "y"],
+                        ["SETRANGE", "n", str(1024 * 1024 - 1), "xy"], ["EXISTS", "n"],
+                        ["SET", "a", "x" * 1000], ["APPEND", "a", "y" * (1024 * 1024 - 1000)],
+                        ["APPEND", "a", "z"], ["STRLEN", "a"]):
+            assert ours.call(*command) == theirs.call(*command), command[:3]
+    finally:
+        for c in (ours, theirs):
+            c.call("CONFIG", "SET", "proto-max-bulk-len", str(512 * 1024 * 1024))
