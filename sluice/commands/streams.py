@@ -128,7 +128,7 @@ def _xadd_with_options(ctx: Any, argv: list[bytes]) -> Any:
     now = ctx.now_ms()
     idmp = None
     if t.idmp_pid is not None:
-        iid = t.idmp_iid if t.idmp_iid is not None else IdmpState.auto_iid(fields)
+        iid = t.idmp_iid if t.idmp_iid is not None else _auto_iid(fields)
         if not new:
             seen = stream.idmp.find(t.idmp_pid, iid, now)
             if seen is not None:
@@ -151,6 +151,13 @@ def _xadd_with_options(ctx: Any, argv: list[bytes]) -> Any:
     ctx.modified(key)
     ctx.rewrite_argv(logged)
     return reply
+
+
+def _auto_iid(fields: list[bytes]) -> bytes:
+    """IDMPAUTO's iid: a digest of the field/value pairs, whatever their order (Redis's
+    test suite: the same pairs in another order are a duplicate)."""
+    pairs = sorted(zip(fields[::2], fields[1::2], strict=True))
+    return IdmpState.auto_iid([x for pair in pairs for x in pair])
 
 
 # -- XRANGE / XREVRANGE / XLEN -------------------------------------------------------------
