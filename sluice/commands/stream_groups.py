@@ -426,10 +426,7 @@ COMMANDS = (
         "group.", group="stream", since="8.2.0",
         complexity="O(1) for each entry ID processed.",
         syntax="key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]"),
-)
-
-# Attached to the ``xinfo`` container row of streams.py once it lands.
-XINFO_ROWS = (
+    # Subcommands of the ``xinfo`` container row (stream_info.py).
     cmd("xinfo|groups",           3, READONLY,         A.STREAM, key_at(2, RO | ACCESS),
         xinfo_groups, "Returns a list of the consumer groups of a stream.", group="stream",
         since="5.0.0", syntax="key"),

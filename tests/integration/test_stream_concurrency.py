@@ -18,10 +18,6 @@ import redis
 from sluice.storage.keyspace import FakeClock
 from tests.support import ThreadedServer, wait_blocked, wait_until
 
-# XADD, XDEL, XRANGE and the XINFO container come with commands/streams.py (the stream family
-# being written beside this one); without it these tests cannot build a stream.
-pytest.importorskip("sluice.commands.streams", reason="commands/streams.py not in the tree yet")
-
 pytestmark = pytest.mark.timeout(30)
 
 N_ENTRIES = 2000

@@ -25,10 +25,6 @@ from sluice.commands import errors
 from sluice.storage.keyspace import FakeClock
 from tests.support import RawClient, ThreadedServer, wait_blocked
 
-# XADD, XDEL, XRANGE and the XINFO container come with commands/streams.py (the stream family
-# being written beside this one); without it these tests cannot build a stream.
-pytest.importorskip("sluice.commands.streams", reason="commands/streams.py not in the tree yet")
-
 T0 = 1_692_632_639_151  # the first ID of the tutorial's race:italy stream
 
 
