@@ -29,7 +29,7 @@ from __future__ import annotations
 from typing import Any
 
 from sluice.protocol import OK, Map, SimpleString
-from sluice.storage.stream import ACKED, DELREF, KEEPREF, RefPolicy, Stream, XDelExResult
+from sluice.storage.stream import DELREF, KEEPREF, RefPolicy, Stream, XDelExResult
 from sluice.storage.stream_group import ConsumerGroup, PendingEntry
 from sluice.storage.streamid import format_id, parse_id, parse_strict_id
 
@@ -64,7 +64,7 @@ from .spec import (
     cmd,
     key_at,
 )
-from .stream_common import get_stream, stream_command
+from .stream_common import get_stream, parse_policy, stream_command
 
 __all__ = [
     "COMMANDS",
@@ -292,36 +292,35 @@ def xack(ctx: Any, args: Args) -> Any:
     return acked
 
 
-_POLICIES: dict[bytes, RefPolicy] = {b"KEEPREF": KEEPREF, b"DELREF": DELREF, b"ACKED": ACKED}
-
-
 def parse_ids_block(argv: list[bytes], start: int) -> tuple[RefPolicy, list[int]]:
     """``[KEEPREF | DELREF | ACKED] IDS numids id ...`` from ``argv[start]`` on (XACKDEL).
 
-    Redis 8.2 syntax: the policy is optional (once), the IDS block mandatory and exact;
-    anything else is a syntax error. The IDs are parsed strictly, all before any work.
+    The same rules as XDELEX's parser in streams.py (Redis 8.2): the policy at most once, IDs
+    parsed strictly as the IDS block is met, a missing IDS block is its own error.
     """
     policy: RefPolicy | None = None
-    ids: list[bytes] | None = None
+    ids: list[int] | None = None
+    argc = len(argv)
     i = start
-    while i < len(argv):
-        opt = argv[i].upper()
-        if opt in _POLICIES and policy is None:
-            policy = _POLICIES[opt]
-            i += 1
-        elif opt == b"IDS" and ids is None and i + 1 < len(argv):
+    while i < argc:
+        opt = argv[i]
+        if opt.upper() == b"IDS" and i + 1 < argc:
             numids = parse_int(argv[i + 1], NUMIDS_NOT_POSITIVE)
             if numids <= 0:
                 raise CommandError(NUMIDS_NOT_POSITIVE)
-            if numids > len(argv) - (i + 2):
+            if numids > argc - i - 2:
                 raise CommandError(NUMIDS_MISMATCH)
-            ids = argv[i + 2 : i + 2 + numids]
+            ids = [parse_strict_id(raw) for raw in argv[i + 2 : i + 2 + numids]]
             i += 2 + numids
-        else:
+            continue
+        found = parse_policy(opt)
+        if found is None or policy is not None:
             raise CommandError(SYNTAX)
+        policy = found
+        i += 1
     if ids is None:
         raise CommandError(IDS_REQUIRED)
-    return policy or KEEPREF, [parse_strict_id(raw) for raw in ids]
+    return policy or KEEPREF, ids
 
 
 @stream_command

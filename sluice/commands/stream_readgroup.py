@@ -40,10 +40,7 @@ from sluice.storage.streamid import MAX_ID, format_id, parse_strict_id
 from .args import Args, parse_int
 from .errors import (
     NOGROUP_XREADGROUP,
-    NOT_POSITIVE_TIMEOUT,
     SYNTAX,
-    TIMEOUT_NOT_INTEGER,
-    TIMEOUT_OUT_OF_RANGE,
     XREADGROUP_DOLLAR,
     XREADGROUP_MISSING_GROUP,
     XREADGROUP_PLUS,
@@ -51,7 +48,7 @@ from .errors import (
     CommandError,
 )
 from .spec import ACCESS, BLOCKING, RO, WRITE, A, cmd, keys_after
-from .stream_common import entries_reply, stream_command
+from .stream_common import entries_reply, parse_block_timeout, stream_command
 from .stream_groups import (
     claim_argv,
     createconsumer_argv,
@@ -60,8 +57,6 @@ from .stream_groups import (
     lookup_group,
     setid_argv,
 )
-
-_LLONG_MAX = (1 << 63) - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,16 +71,6 @@ class ReadGroupArgs:
     noack: bool
     keys: list[bytes]
     ids: list[int]
-
-
-def parse_block(raw: bytes, now_ms: int) -> int:
-    """BLOCK milliseconds (``getTimeoutFromObjectOrReply``, UNIT_MILLISECONDS, 7.2+ checks)."""
-    ms = parse_int(raw, TIMEOUT_NOT_INTEGER)
-    if ms < 0:
-        raise CommandError(NOT_POSITIVE_TIMEOUT)
-    if ms > 0 and ms > _LLONG_MAX - now_ms:
-        raise CommandError(TIMEOUT_OUT_OF_RANGE)
-    return ms
 
 
 def parse_xreadgroup(ctx: Any) -> ReadGroupArgs:
@@ -104,7 +89,7 @@ def parse_xreadgroup(ctx: Any) -> ReadGroupArgs:
         opt = argv[i].upper()
         if opt == b"BLOCK" and more:
             i += 1
-            block = parse_block(argv[i], ctx.now_ms())
+            block = parse_block_timeout(argv[i], ctx.now_ms())
         elif opt == b"COUNT" and more:
             i += 1
             count = max(0, parse_int(argv[i]))
