@@ -147,10 +147,11 @@ def get(ctx: Any, args: Args) -> Any:
 
 def set_(ctx: Any, args: Args) -> Any:
     argv = args.argv
-    if len(argv) == 3:  # the hot path: SET key value
+    if len(argv) == 3:  # the hot path: SET key value (ctx.modified without its indirection)
         key = argv[1]
-        ctx.db.set(key, argv[2])
-        ctx.modified(key)
+        db = ctx.db
+        db.set(key, argv[2])
+        ctx.server.key_modified(db, key)
         return OK
     flags, expire = _parse_options(argv, 3, True)
     return _set_generic(ctx, argv[1], argv[2], flags, expire, OK, None)

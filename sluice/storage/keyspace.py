@@ -27,6 +27,7 @@ never believed.
 
 from __future__ import annotations
 
+import copy
 import heapq
 import time
 from collections.abc import Callable, Iterator
@@ -246,7 +247,12 @@ class Database:
         """COPY: an independent duplicate of the live ``key`` under ``new_key`` in ``target``
         (which must not exist there), with the same TTL."""
         value = self.data[key]
-        dup = value.copy() if hasattr(value, "copy") else value
+        if type(value) is bytes:
+            dup = value  # immutable: sharing is copying
+        elif hasattr(value, "copy"):
+            dup = value.copy()  # the type knows how to duplicate itself (Stream, ListValue)
+        else:
+            dup = copy.deepcopy(value)
         target.add(new_key, dup)
         when = self.expires.get(key)
         if when is not None:
@@ -359,7 +365,7 @@ class Database:
             if not by_seq:
                 return None
             key: bytes = by_seq.peekitem(random.randrange(len(by_seq)))[1]
-            if self.get(key) is not None:
+            if self.peek(key) is not None:  # RANDOMKEY is no access to the key
                 return key
         return None
 
