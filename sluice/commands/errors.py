@@ -283,3 +283,19 @@ XREAD_GT_ID = (
 )
 # addReplySubcommandSyntaxError: the subcommand as typed, the command upper-cased (bytes).
 SUBCOMMAND_SYNTAX = b"ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP."
+
+
+# Lists (checked against redis-server 7.0.15; LPOS_RANK_RANGE is 7.2+, 7.0 overflows instead)
+INDEX_OUT_OF_RANGE = "ERR index out of range"
+LIST_COUNT_NOT_POSITIVE = "ERR value is out of range, must be positive"
+LMPOP_NUMKEYS = "ERR numkeys should be greater than 0"
+LMPOP_COUNT = "ERR count should be greater than 0"
+LPOS_RANK_ZERO = (
+    "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use "
+    "negative to start from the end of the list"
+)
+LPOS_RANK_RANGE = (
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+LPOS_COUNT_NEGATIVE = "ERR COUNT can't be negative"
+LPOS_MAXLEN_NEGATIVE = "ERR MAXLEN can't be negative"
