@@ -47,14 +47,14 @@ class ListValue(deque):  # type: ignore[type-arg]
         """An independent copy (COPY, RESTORE-like duplication)."""
         return ListValue(self)
 
-    def encoding(self) -> str:
+    def encoding(self) -> bytes:
         """What ``OBJECT ENCODING`` reports.
 
         Redis 7.0 (the release Sluice matches) stores every list as a quicklist, whatever
         ``list-max-listpack-size`` says: that setting only sizes the quicklist's nodes. Small
         lists reported as ``listpack`` arrived with Redis 7.2.
         """
-        return "quicklist"
+        return b"quicklist"
 
     # -- both ends -----------------------------------------------------------------------
 
