@@ -30,11 +30,12 @@ Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs fr
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 from sluice.protocol import NULL_ARRAY, Map, Raw, encode
-from sluice.storage.stream_group import ConsumerGroup
+from sluice.storage.stream_group import Consumer, ConsumerGroup
 from sluice.storage.streamid import MAX_ID, format_id, parse_strict_id
 
 from .args import Args, parse_int
@@ -71,11 +72,26 @@ class ReadGroupArgs:
     noack: bool
     keys: list[bytes]
     ids: list[int]
+    groups: list[ConsumerGroup]  # the group of each key, looked up while parsing
 
 
-def parse_xreadgroup(ctx: Any) -> ReadGroupArgs:
+# The options of the XREADGROUP a blocked client is waiting in, kept per client: every
+# write to the key re-runs the command (Redis 7.2's reprocessing), and most re-runs find
+# nothing new and block again, so only the key and group lookups are repeated for them.
+_parsed: weakref.WeakKeyDictionary[Any, tuple[list[bytes], ReadGroupArgs]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def parse_xreadgroup(ctx: Any, now: int) -> ReadGroupArgs:
     """Options left to right as Redis reads them, then per stream: type, group, ID."""
     argv = ctx.argv
+    cached = _parsed.get(ctx) if ctx.blocked else None
+    if cached is not None and cached[0] is argv:
+        a = cached[1]
+        groups = [lookup_group(ctx, key, a.group, NOGROUP_XREADGROUP)[1] for key in a.keys]
+        return ReadGroupArgs(a.group, a.consumer, a.count, a.block_ms, a.claim, a.noack,
+                             a.keys, a.ids, groups)
     argc = len(argv)
     count = 0
     block: int | None = None
@@ -89,7 +105,7 @@ def parse_xreadgroup(ctx: Any) -> ReadGroupArgs:
         opt = argv[i].upper()
         if opt == b"BLOCK" and more:
             i += 1
-            block = parse_block_timeout(argv[i], ctx.now_ms())
+            block = parse_block_timeout(argv[i], now)
         elif opt == b"COUNT" and more:
             i += 1
             count = max(0, parse_int(argv[i]))
@@ -116,78 +132,96 @@ def parse_xreadgroup(ctx: Any) -> ReadGroupArgs:
     n = (argc - streams_at) // 2
     keys = argv[streams_at : streams_at + n]
     ids: list[int] = []
+    groups: list[ConsumerGroup] = []
     for key, raw in zip(keys, argv[streams_at + n :], strict=True):
-        lookup_group(ctx, key, group, NOGROUP_XREADGROUP)  # WRONGTYPE, then NOGROUP
-        if raw == b"$":
+        groups.append(lookup_group(ctx, key, group, NOGROUP_XREADGROUP)[1])  # WRONGTYPE first
+        if raw == b">":
+            ids.append(MAX_ID)
+        elif raw == b"$":
             raise CommandError(XREADGROUP_DOLLAR)
-        if raw == b"+":
+        elif raw == b"+":
             raise CommandError(XREADGROUP_PLUS)
-        ids.append(MAX_ID if raw == b">" else parse_strict_id(raw))
-    return ReadGroupArgs(group, consumer, count, block, claim, noack, keys, ids)
+        else:
+            ids.append(parse_strict_id(raw))
+    parsed = ReadGroupArgs(group, consumer, count, block, claim, noack, keys, ids, groups)
+    if block is not None:
+        _parsed[ctx] = (argv, parsed)
+    return parsed
 
 
-def _claimed_entry(sid: int, fields: list[bytes], idle: int, delivered: int) -> list[Any]:
-    return [format_id(sid), fields, idle, delivered]
+def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGroupArgs,
+               now: int, log: list[list[bytes]] | None) -> tuple[list[Any] | None, int]:
+    """``>`` for one stream: claimed entries (CLAIM), then new ones; None if nothing.
 
-
-def _serve_new(ctx: Any, key: bytes, group: ConsumerGroup, a: ReadGroupArgs,
-               log: list[list[bytes]]) -> list[Any] | None:
-    """``>`` for one stream: claimed entries (CLAIM), then new ones; None if nothing."""
-    now = ctx.now_ms()
-    consumer, _ = group.get_or_create_consumer(a.consumer, now)
+    Returns the entries and how many changes Redis would propagate; their XCLAIM / XGROUP
+    SETID records are built into ``log`` only when there is an AOF to feed.
+    """
     stream = group.stream
     out: list[Any] = []
+    changes = 0
     left = a.count
     if a.claim is not None:
         gone: list[int] = []
         claimed = group.claim_idle(consumer, a.claim, a.count, now, gone)
-        for sid in gone:
-            log.append(drop_argv(key, group.name, sid, consumer.name, now, group.last_id))
+        changes += len(gone) + len(claimed)
         for sid, fields, idle, delivered in claimed:
-            out.append(_claimed_entry(sid, fields, idle, delivered))
-            log.append(claim_argv(key, group.name, sid, group.pel[sid], consumer.name,
-                                  group.last_id))
+            out.append([format_id(sid), fields, idle, delivered])
+        if log is not None:
+            log += [drop_argv(key, group.name, sid, consumer.name, now, group.last_id)
+                    for sid in gone]
+            log += [claim_argv(key, group.name, sid, group.pel[sid], consumer.name,
+                               group.last_id) for sid, _, _, _ in claimed]
         if a.count:
             left = a.count - len(claimed)
-    if (a.count and left <= 0) or not stream.length or stream.last_live_id() <= group.last_id:
-        return out or None
+    # Nothing new: the group is at the stream's last ID (or past its last live entry).
+    if (a.count and left <= 0) or group.last_id >= stream.last_id or not stream.length \
+            or stream.last_live_id() <= group.last_id:
+        return out or None, changes
     old_last = group.last_id
     entries = group.deliver_new(consumer, left, now, a.noack)
-    for sid, fields in entries:
-        out.append(_claimed_entry(sid, fields, 0, 0) if a.claim is not None
-                   else [format_id(sid), fields])
-        if not a.noack:
-            log.append(claim_argv(key, group.name, sid, group.pel[sid], consumer.name,
-                                  max(sid, old_last)))
+    if a.claim is not None:
+        out += [[format_id(sid), fields, 0, 0] for sid, fields in entries]
+    else:
+        out += [[format_id(sid), fields] for sid, fields in entries]
+    if not a.noack:
+        changes += len(entries)
+        if log is not None:
+            pel = group.pel
+            log += [claim_argv(key, group.name, sid, pel[sid], consumer.name,
+                               max(sid, old_last)) for sid, _ in entries]
     if group.last_id != old_last:
-        log.append(setid_argv(key, group))
-    return out or None
+        changes += 1
+        if log is not None:
+            log.append(setid_argv(key, group))
+    return out or None, changes
 
 
 @stream_command
 def xreadgroup(ctx: Any, args: Args) -> Any:
-    a = parse_xreadgroup(ctx)
     now = ctx.now_ms()
+    a = parse_xreadgroup(ctx, now)
     served: list[tuple[bytes, list[Any]]] = []
-    log: list[list[bytes]] = []
-    for key, sid in zip(a.keys, a.ids, strict=True):
-        _, group = lookup_group(ctx, key, a.group, NOGROUP_XREADGROUP)
-        if group.lookup_consumer(a.consumer) is None:
-            group.get_or_create_consumer(a.consumer, now)
-            log.append(createconsumer_argv(key, a.group, a.consumer))
+    log: list[list[bytes]] | None = [] if ctx.server.aof is not None else None
+    changes = 0
+    for key, sid, group in zip(a.keys, a.ids, a.groups, strict=True):
+        consumer, created = group.get_or_create_consumer(a.consumer, now)
+        if created:
+            changes += 1
+            if log is not None:
+                log.append(createconsumer_argv(key, a.group, a.consumer))
         if sid != MAX_ID:
-            consumer, _ = group.get_or_create_consumer(a.consumer, now)
             # History: BLOCK, NOACK and CLAIM are ignored; nothing to propagate.
             served.append((key, entries_reply(group.read_history(consumer, sid, a.count, now))))
             continue
-        entries = _serve_new(ctx, key, group, a, log)
-        if entries is None:
-            group.consumers[a.consumer].seen_time = now
-        else:
+        consumer.seen_time = now
+        entries, n = _serve_new(key, group, consumer, a, now, log)
+        changes += n
+        if entries is not None:
             served.append((key, entries))
-    if log:
-        group_dirty(ctx, len(log))
-        ctx.rewrite_argv(*log)
+    if changes:
+        group_dirty(ctx, changes)
+        if log:
+            ctx.rewrite_argv(*log)
     if served:
         return _streams_reply(ctx, served)
     if a.block_ms is not None:
