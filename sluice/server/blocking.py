@@ -5,14 +5,23 @@
   waiter.
 * ``signal_key_as_ready``: every write to a key (``Server.key_modified``) that has waiters
   appends it to ``ready_keys`` once.
-* ``handle_clients_blocked_on_keys``: runs from ``Server.before_return``, i.e. before the loop
-  goes back to waiting for I/O. For each ready key, the clients that were waiting when the pass
-  began are unblocked in FIFO order and their command is re-run; a client that blocks again
-  goes to the back of the queue and keeps its deadline. Writes made by re-run commands (BLMOVE)
-  signal more keys; the loop runs until no key is ready.
+* ``handle_clients_blocked_on_keys``: runs right after every command that is not queued in
+  MULTI (``dispatch.process_command``, as Redis 7's ``processCommand``) and from
+  ``Server.before_return`` (Redis's ``beforeSleep``). For each ready key, the clients that were
+  waiting when the pass began are considered in FIFO order; a client is woken (its command
+  re-run, as Redis 7.2's ``handleClientsBlockedOnKey``) only if the key now holds the type it
+  waits for (``btype``: a list for BLPOP, a stream for XREAD), or if it asked to hear about a
+  deleted key (XREADGROUP). Others keep their place: DEL, FLUSHALL or SET on a key a BLPOP
+  waits on leave it blocked, first in line. A client that blocks again goes to the back of the
+  queue and keeps its deadline. Writes made by re-run commands (BLMOVE) signal more keys; the
+  loop runs until no key is ready. Woken clients' pipelined input is resumed later, by
+  ``Server.process_unblocked_clients`` (Redis's ``processUnblockedClients`` in beforeSleep).
 * ``unblock_client``: timeout, CLIENT UNBLOCK, disconnect.
+* Inside EXEC (MULTI) a command never blocks: ``block_for_keys`` returns the timeout reply.
 
-The woken client's reply is written in the same loop iteration as the write that woke it.
+So a pipeline ``LPUSH k v`` + ``LLEN k`` from one client, with a BLPOP waiting on ``k``, gets
+``1`` then ``0``, as on Redis; the woken client's reply goes out in the same loop iteration
+as the write that woke it.
 """
 
 from __future__ import annotations
@@ -20,30 +29,46 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
+from sluice.commands.spec import A
 from sluice.protocol import ErrorReply
 
 if TYPE_CHECKING:
     import asyncio
 
+    from sluice.commands.spec import Cmd
     from sluice.storage.keyspace import Database
 
     from .app import Server
-    from .client import Blocked, Client
+    from .client import Client
 
 UNBLOCKED_ERROR = ErrorReply(b"UNBLOCKED client unblocked via CLIENT UNBLOCK")
 NOKEY_ERROR = ErrorReply(b"UNBLOCKED the stream key no longer exists")
 
 BKey = tuple[int, bytes]  # (db id, key)
 
+# The value type a blocked command waits for, from its ACL category (Redis's btype:
+# BLOCKED_LIST, BLOCKED_ZSET, BLOCKED_STREAM, compared with getBlockedTypeByType(o->type)).
+_BTYPES: tuple[tuple[A, bytes], ...] = ((A.LIST, b"list"), (A.SORTEDSET, b"zset"),
+                                        (A.STREAM, b"stream"))
+
+
+def blocked_type(cmd: Cmd | None) -> bytes | None:
+    """The key type that can serve ``cmd`` when it blocks; None: any write wakes it."""
+    if cmd is not None:
+        for category, type_name in _BTYPES:
+            if cmd.acl & category:
+                return type_name
+    return None
+
 
 class BlockState:
     """Why and until when a client is blocked (Redis's ``blockingState``)."""
 
     __slots__ = ("keys", "db", "deadline_ms", "timer", "on_timeout", "argv", "unblock_on_nokey",
-                 "key_types")
+                 "key_types", "btype")
 
     def __init__(self, db: Database, keys: list[bytes], deadline_ms: int, on_timeout: Any,
-                 argv: list[bytes], unblock_on_nokey: bool) -> None:
+                 argv: list[bytes], unblock_on_nokey: bool, btype: bytes | None = None) -> None:
         self.db = db
         self.keys = keys  # distinct keys the client waits on
         self.deadline_ms = deadline_ms  # unix ms, 0 = forever
@@ -52,6 +77,7 @@ class BlockState:
         self.argv = argv  # the command to run again when a key is ready
         self.unblock_on_nokey = unblock_on_nokey  # XREADGROUP: deleted key -> error
         self.key_types: dict[bytes, bytes] = {}  # type of each key when the client blocked
+        self.btype = btype  # the key type that can serve the command; None: any
 
 
 class BlockingManager:
@@ -66,9 +92,13 @@ class BlockingManager:
 
     def block_for_keys(self, client: Client, keys: list[bytes], timeout_ms: int,
                        on_timeout: Any, argv: list[bytes] | None,
-                       unblock_on_nokey: bool) -> Blocked:
+                       unblock_on_nokey: bool) -> Any:
+        """Park ``client`` on ``keys``; returns ``BLOCKED`` (or ``on_timeout`` inside EXEC)."""
         from .client import BLOCKED
 
+        if client.in_exec:
+            # MULTI never blocks (Redis's CLIENT_DENY_BLOCKING): answer as a timeout would.
+            return on_timeout
         server = self.server
         old = client.bstate
         if old is not None:  # re-blocked by a re-run: keep the original deadline
@@ -80,7 +110,7 @@ class BlockingManager:
         db = client.db
         distinct = list(dict.fromkeys(keys))
         state = BlockState(db, distinct, deadline, on_timeout, argv or client.argv,
-                           unblock_on_nokey)
+                           unblock_on_nokey, blocked_type(client.cmd))
         if unblock_on_nokey:
             state.key_types = {k: db.type_of(k) for k in distinct}
         # A re-run client was detached from its queues by _rerun before the call.
@@ -113,22 +143,26 @@ class BlockingManager:
             self._ready_set.clear()
             for db, key in ready:
                 queue = self.blocking_keys.get((db.id, key))
-                if not queue:
+                if queue:
+                    self._serve_key(db, key, queue)
+
+    def _serve_key(self, db: Database, key: bytes, queue: deque[Client]) -> None:
+        """Wake, in FIFO order, the clients of ``queue`` that the key's value can serve.
+
+        Only the clients waiting when the pass began: one that blocks again joins the back of
+        the queue and waits for the next signal. A client whose type does not match keeps
+        its place (Redis 7.2's ``handleClientsBlockedOnKey``).
+        """
+        for client, state in [(c, c.bstate) for c in queue]:
+            if state is None or client.bstate is not state:
+                continue  # served through another key, unblocked or gone meanwhile
+            if state.unblock_on_nokey:
+                if db.type_of(key) != state.key_types.get(key):
+                    self.unblock_client(client, NOKEY_ERROR)
                     continue
-                # Only the clients waiting when the pass began; re-blocked ones wait their turn.
-                for _ in range(len(queue)):
-                    if not queue:
-                        break
-                    client = queue[0]
-                    state = client.bstate
-                    if state is None:  # pragma: no cover - defensive
-                        queue.popleft()
-                        continue
-                    if state.unblock_on_nokey and db.type_of(key) != state.key_types.get(key):
-                        self.unblock_client(client, NOKEY_ERROR)
-                        continue
-                    self._rerun(client)
-        self.server.process_unblocked_clients()
+            elif state.btype is not None and db.type_of(key) != state.btype:
+                continue
+            self._rerun(client)
 
     def _rerun(self, client: Client) -> None:
         """Run the blocked command again; it either replies or blocks again."""
@@ -138,9 +172,8 @@ class BlockingManager:
         # Detach, but keep bstate during the call so a re-block keeps the deadline.
         self._detach(client)
         self.server.call_unblocked(client, argv)
-        if client.bstate is state:  # did not block again
+        if client.bstate is state:  # did not block again (_detach already counted it out)
             client.bstate = None
-            self.blocked_count -= 1
         self.server.queue_unblocked(client)
 
     def _detach(self, client: Client) -> None:
@@ -169,8 +202,7 @@ class BlockingManager:
             return
         self._detach(client)
         client.bstate = None
-        if reply is not None:
-            client.add_reply(reply)
+        client.add_reply(reply)  # None is a reply too: BLMOVE's timeout is a null bulk
         self.server.queue_unblocked(client)
 
     def disconnect(self, client: Client) -> None:

@@ -99,6 +99,10 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
     reply = call(server, client, cmd, argv)
     if reply is not BLOCKED:
         client.add_reply(reply)
+    if server.blocking.ready_keys:
+        # Serve the keys this command made ready before the client's next command runs, as
+        # Redis's processCommand does: LPUSH k v; LLEN k in one pipeline sees v already taken.
+        server.blocking.handle_clients_blocked_on_keys()
 
 
 def reject(server: Server, client: Client, err: CommandError, cmd: Cmd | None) -> None:

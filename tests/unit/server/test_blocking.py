@@ -1,0 +1,376 @@
+"""BlockingManager with clients that have no socket, a fake event loop and a fake clock.
+
+A real ``Server`` is built but never started: commands go through ``dispatch.process_command``
+(or the client's reader and ``Server.process_input`` for pipelines), replies accumulate in each
+client's output buffer (no transport, so ``flush`` keeps them), and timers live in a fake loop
+that only fires when the test advances it. Also the timeout parser (seconds as an x87 long
+double, as redis-server computes them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import hiredis
+import pytest
+
+from sluice.commands import errors
+from sluice.commands.lists import parse_timeout
+from sluice.commands.spec import RW, WRITE, A, cmd, key_at
+from sluice.protocol import NULL_ARRAY
+from sluice.server.app import Server
+from sluice.server.blocking import NOKEY_ERROR, blocked_type
+from sluice.server.client import Client
+from sluice.server.config import Config
+from sluice.server.dispatch import call, process_command
+from sluice.storage.keyspace import FakeClock
+
+
+class FakeTimer:
+    __slots__ = ("when", "callback", "args", "cancelled")
+
+    def __init__(self, when: float, callback: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        self.when, self.callback, self.args, self.cancelled = when, callback, args, False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class FakeLoop:
+    """Just what BlockingManager uses: ``time`` and ``call_at``."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.timers: list[FakeTimer] = []
+
+    def time(self) -> float:
+        return self.clock.now_ms() / 1000.0
+
+    def call_at(self, when: float, callback: Callable[..., Any], *args: Any) -> FakeTimer:
+        timer = FakeTimer(when, callback, args)
+        self.timers.append(timer)
+        return timer
+
+    def live(self) -> list[FakeTimer]:
+        return [t for t in self.timers if not t.cancelled]
+
+    def advance(self, ms: int) -> None:
+        """Move time on and fire the timers now due, in deadline order."""
+        self.clock.advance(ms)
+        while True:
+            due = sorted((t for t in self.live() if t.when <= self.time()), key=lambda t: t.when)
+            if not due:
+                return
+            due[0].cancelled = True
+            due[0].callback(*due[0].args)
+
+
+class Harness:
+    def __init__(self) -> None:
+        self.clock = FakeClock()
+        self.server = Server(Config(), self.clock)
+        self.loop = FakeLoop(self.clock)
+        self.server.loop = self.loop  # type: ignore[assignment]
+        self.manager = self.server.blocking
+
+    def client(self) -> Client:
+        return self.server.new_client(None)
+
+    def run(self, client: Client, *argv: bytes | str) -> None:
+        """One command from ``client``, then the end of the loop iteration."""
+        process_command(self.server, client, [a if isinstance(a, bytes) else a.encode()
+                                              for a in argv])
+        self.server.before_return()
+
+    def pipeline(self, client: Client, *commands: tuple[str, ...]) -> None:
+        """Several commands arriving in one read, as data_received handles them."""
+        for argv in commands:
+            client.reader.feed(b"*%d\r\n" % len(argv) + b"".join(
+                b"$%d\r\n%s\r\n" % (len(a), a.encode()) for a in argv))
+        self.server.process_input(client)
+        self.server.before_return()
+
+    @staticmethod
+    def replies(client: Client) -> list[Any]:
+        """Decode and consume what ``client`` has been sent so far."""
+        reader = hiredis.Reader()
+        reader.feed(bytes(client.out))
+        client.out = bytearray()
+        out = []
+        while (reply := reader.gets()) is not False:
+            out.append(reply)
+        return out
+
+    @staticmethod
+    def raw(client: Client) -> bytes:
+        data = bytes(client.out)
+        client.out = bytearray()
+        return data
+
+
+@pytest.fixture
+def h() -> Harness:
+    return Harness()
+
+
+def test_served_client_counts_out_once(h: Harness) -> None:
+    waiter, pusher = h.client(), h.client()
+    h.run(waiter, "BLPOP", "k", "0")
+    assert h.manager.blocked_count == 1 and waiter.blocked
+    h.run(pusher, "RPUSH", "k", "v")
+    assert h.replies(waiter) == [[b"k", b"v"]]
+    assert h.manager.blocked_count == 0  # was -1: _rerun counted the client out twice
+    assert not h.manager.blocking_keys and not waiter.blocked
+
+
+def test_fifo_one_push_per_waiter(h: Harness) -> None:
+    waiters = [h.client() for _ in range(3)]
+    pusher = h.client()
+    for w in waiters:
+        h.run(w, "BRPOP", "q", "0")
+    for i, expected in enumerate(waiters):
+        h.run(pusher, "LPUSH", "q", f"job{i}")
+        assert h.replies(expected) == [[b"q", f"job{i}".encode()]]
+        assert all(h.replies(w) == [] for w in waiters if w is not expected)
+    assert h.manager.blocked_count == 0
+
+
+def test_one_push_of_three_serves_three_in_order(h: Harness) -> None:
+    waiters = [h.client() for _ in range(3)]
+    for w in waiters:
+        h.run(w, "BLPOP", "q", "0")
+    h.run(h.client(), "LPUSH", "q", "a", "b", "c")  # the list is c b a
+    assert [h.replies(w) for w in waiters] == [[[b"q", b"c"]], [[b"q", b"b"]], [[b"q", b"a"]]]
+    assert b"q" not in h.server.keyspace[0].data
+
+
+def test_wrong_type_write_keeps_waiter_blocked_and_first(h: Harness) -> None:
+    first, second, other = h.client(), h.client(), h.client()
+    h.run(first, "BLPOP", "k", "0")
+    h.run(second, "BLPOP", "k", "0")
+    db = h.server.keyspace[0]
+    db.set(b"k", b"a string")  # SET, as a strings command would do it
+    other.modified(b"k")
+    h.server.before_return()
+    assert h.replies(first) == [] and h.manager.blocked_count == 2  # no WRONGTYPE reply
+    db.delete(b"k")
+    other.modified(b"k")
+    h.server.before_return()
+    assert h.manager.blocked_count == 2
+    h.run(other, "RPUSH", "k", "x")
+    assert h.replies(first) == [[b"k", b"x"]] and h.replies(second) == []
+
+
+def test_flushall_keeps_waiters(h: Harness) -> None:
+    waiter = h.client()
+    h.run(waiter, "BLPOP", "k", "0")
+    h.server.flush_db(h.server.keyspace[0])
+    h.server.before_return()
+    assert waiter.blocked and h.replies(waiter) == []
+
+
+def test_multi_never_blocks(h: Harness) -> None:
+    client = h.client()
+    client.in_exec = True  # what EXEC sets while it runs the queued commands
+    for argv, expected in (
+        (("BLPOP", "none", "0"), b"*-1\r\n"),
+        (("BRPOPLPUSH", "none", "dst", "0"), b"$-1\r\n"),
+        (("BLMOVE", "none", "dst", "LEFT", "RIGHT", "0"), b"$-1\r\n"),
+        (("BLMPOP", "0", "1", "none", "LEFT"), b"*-1\r\n"),
+    ):
+        h.run(client, *argv)
+        assert h.raw(client) == expected
+    assert h.manager.blocked_count == 0 and not h.manager.blocking_keys
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (("BLPOP", "k", "0.25"), b"*-1\r\n"),
+    (("BLMPOP", "0.25", "1", "k", "RIGHT"), b"*-1\r\n"),
+    # A null array, not the null bulk they reply inside MULTI: Redis's timeout reply for
+    # every list command (replyToBlockedClientTimedOut).
+    (("BLMOVE", "k", "d", "LEFT", "LEFT", "0.25"), b"*-1\r\n"),
+    (("BRPOPLPUSH", "k", "d", "0.25"), b"*-1\r\n"),
+])
+def test_timeout_fires_once_with_the_null_reply(h: Harness, argv: tuple[str, ...],
+                                                expected: bytes) -> None:
+    client = h.client()
+    h.run(client, *argv)
+    h.loop.advance(249)
+    assert client.blocked and h.raw(client) == b""
+    h.loop.advance(1)
+    assert h.raw(client) == expected
+    assert h.manager.blocked_count == 0 and not h.manager.blocking_keys
+    assert not h.loop.live()
+
+
+def test_served_client_timer_is_cancelled(h: Harness) -> None:
+    client = h.client()
+    h.run(client, "BLMOVE", "src", "dst", "LEFT", "LEFT", "5")
+    h.run(h.client(), "RPUSH", "src", "v")
+    assert h.replies(client) == [b"v"]
+    assert not h.loop.live()
+    h.loop.advance(10_000)
+    assert h.raw(client) == b""
+
+
+def test_blmove_chain_in_one_pass(h: Harness) -> None:
+    mover, popper = h.client(), h.client()
+    h.run(mover, "BLMOVE", "src", "dst", "RIGHT", "LEFT", "0")
+    h.run(popper, "BLPOP", "dst", "0")
+    pusher = h.client()
+    process_command(h.server, pusher, [b"RPUSH", b"src", b"v"])  # no before_return yet
+    assert h.replies(mover) == [b"v"] and h.replies(popper) == [[b"dst", b"v"]]
+    assert h.manager.blocked_count == 0
+    assert b"dst" not in h.server.keyspace[0].data
+
+
+def test_pipeline_sees_element_already_taken(h: Harness) -> None:
+    waiter, pusher = h.client(), h.client()
+    h.run(waiter, "BLPOP", "k", "0")
+    h.pipeline(pusher, ("LPUSH", "k", "a"), ("LLEN", "k"), ("LPUSH", "k", "b"), ("LLEN", "k"))
+    # Redis serves ready keys after each command: the first LLEN is 0, the second sees "b".
+    assert h.replies(pusher) == [1, 0, 1, 1]
+    assert h.replies(waiter) == [[b"k", b"a"]]
+
+
+def test_woken_client_pipeline_runs_after_the_writer_batch(h: Harness) -> None:
+    waiter, pusher = h.client(), h.client()
+    h.pipeline(waiter, ("BLPOP", "k", "0"), ("RPUSH", "k2", "from-waiter"), ("LLEN", "k2"))
+    assert waiter.blocked and h.replies(waiter) == []
+    h.pipeline(pusher, ("RPUSH", "k", "v"), ("LLEN", "k2"))
+    # The waiter's pipelined commands run in before_return, after the pusher's batch.
+    assert h.replies(pusher) == [1, 0]
+    assert h.replies(waiter) == [[b"k", b"v"], 1, 1]
+
+
+def test_client_on_two_ready_keys_served_once(h: Harness) -> None:
+    waiter, pusher = h.client(), h.client()
+    h.run(waiter, "BLPOP", "a", "b", "0")
+    # Two writes before the next pass, as EXEC makes them: call() does not serve keys.
+    for argv in ([b"RPUSH", b"b", b"1"], [b"RPUSH", b"a", b"2"]):
+        call(h.server, pusher, h.server.table[argv[0].lower()], argv)
+    assert [k for _, k in h.manager.ready_keys] == [b"b", b"a"]
+    h.server.before_return()
+    # Served once. The command is re-run, so it pops the first key in argument order (Redis
+    # 7.2+ re-executes the same way; 7.0 popped from the first key signalled, "b").
+    assert h.replies(waiter) == [[b"a", b"2"]]
+    assert h.manager.blocked_count == 0
+    assert list(h.server.keyspace[0].get(b"b")) == [b"1"]
+
+
+def test_disconnect_releases_everything(h: Harness) -> None:
+    gone, stays, pusher = h.client(), h.client(), h.client()
+    h.run(gone, "BLPOP", "k", "other", "1")
+    h.run(stays, "BLPOP", "k", "0")
+    h.server.unlink_client(gone)
+    assert h.manager.blocked_count == 1
+    assert (0, b"other") not in h.manager.blocking_keys
+    assert len(h.loop.live()) == 0
+    h.run(pusher, "RPUSH", "k", "v")
+    assert h.replies(stays) == [[b"k", b"v"]]
+    assert h.raw(gone) == b""
+
+
+def test_client_unblock_timeout_and_error(h: Harness) -> None:
+    a, b, control = h.client(), h.client(), h.client()
+    h.run(a, "BRPOP", "k", "0")
+    h.run(b, "BRPOPLPUSH", "k", "d", "0")
+    h.run(control, "CLIENT", "UNBLOCK", str(a.id))
+    h.run(control, "CLIENT", "UNBLOCK", str(b.id), "ERROR")
+    h.run(control, "CLIENT", "UNBLOCK", str(b.id))
+    assert h.replies(control) == [1, 1, 0]
+    assert h.raw(a) == b"*-1\r\n"
+    assert h.raw(b) == b"-" + errors.UNBLOCKED.encode() + b"\r\n"
+    h.run(b, "BRPOPLPUSH", "k", "d", "0")
+    h.run(control, "CLIENT", "UNBLOCK", str(b.id), "TIMEOUT")
+    assert h.raw(b) == b"*-1\r\n"
+    assert h.manager.blocked_count == 0 and not h.manager.blocking_keys
+
+
+def _install_probe(h: Harness, acl: A, unblock_on_nokey: bool = False) -> None:
+    """A test-only command: BLOCKPROBE key replies once the key holds b"go", else blocks."""
+
+    def probe(ctx: Any, args: Any) -> Any:
+        key = args.next_key()
+        if ctx.db.get(key) == b"go":
+            return b"served"
+        return ctx.block([key], 1000, NULL_ARRAY, unblock_on_nokey=unblock_on_nokey)
+
+    row = cmd("blockprobe", 2, WRITE, acl, key_at(1, RW), probe)
+    h.server.table[b"blockprobe"] = row
+    h.server.command_names[b"blockprobe"] = row
+
+
+def test_blocked_type_follows_the_command_category(h: Harness) -> None:
+    assert blocked_type(h.server.table[b"blpop"]) == b"list"
+    assert blocked_type(None) is None
+
+
+def test_reblocked_client_keeps_deadline_and_goes_last(h: Harness) -> None:
+    _install_probe(h, A.STRING)  # no blocked type: any write re-runs it
+    first, second, writer = h.client(), h.client(), h.client()
+    h.run(first, "BLOCKPROBE", "k")
+    h.loop.advance(400)
+    h.run(second, "BLOCKPROBE", "k")
+    deadline = first.bstate.deadline_ms
+    h.server.keyspace[0].set(b"k", b"not yet")
+    writer.modified(b"k")
+    h.server.before_return()
+    assert first.blocked and first.bstate.deadline_ms == deadline
+    assert list(h.manager.blocking_keys[(0, b"k")]) == [first, second]  # both re-ran, in order
+    assert h.manager.blocked_count == 2
+    h.loop.advance(600)  # first's original second is up; second has 400 ms left
+    assert h.raw(first) == b"*-1\r\n" and second.blocked
+    h.server.keyspace[0].set(b"k", b"go")
+    writer.modified(b"k")
+    h.server.before_return()
+    assert h.replies(second) == [b"served"] and h.manager.blocked_count == 0
+
+
+def test_unblock_on_nokey_gets_the_error(h: Harness) -> None:
+    _install_probe(h, A.STREAM, unblock_on_nokey=True)
+    waiter, writer = h.client(), h.client()
+    h.server.keyspace[0].set(b"k", b"wait")
+    h.run(waiter, "BLOCKPROBE", "k")
+    h.server.keyspace[0].delete(b"k")
+    writer.modified(b"k")
+    h.server.before_return()
+    assert h.raw(waiter) == b"-" + bytes(NOKEY_ERROR) + b"\r\n"
+    assert h.manager.blocked_count == 0
+
+
+# -- timeouts ------------------------------------------------------------------------------
+
+NOW = 1_700_000_000_000
+
+
+@pytest.mark.parametrize(("raw", "ms"), [
+    (b"0", 0), (b"-0", 0), (b"-0.0001", 0), (b"0.1", 100), (b"1.5", 1500), (b"100", 100_000),
+    (b"1e-9", 1), (b"0.0005", 1), (b".5", 500), (b"5.", 5000), (b"+1", 1000), (b"1.5e3", 1_500_000),
+    (b"0x10", 16_000),
+    # x87 long double arithmetic, as redis-server: ceill(t * 1000) lands one ms up.
+    (b"-0.001", 0), (b"9.2e15", 9_200_000_000_000_000_000),
+    (b"0.001", 1), (b"0.501", 502), (b"8.1", 8101), (b"2.004", 2005), (b"0.0011", 2),
+])
+def test_parse_timeout_values(raw: bytes, ms: int) -> None:
+    assert parse_timeout(raw, NOW) == ms
+
+
+@pytest.mark.parametrize(("raw", "error"), [
+    (b"abc", errors.TIMEOUT_NOT_FLOAT), (b"", errors.TIMEOUT_NOT_FLOAT),
+    (b" 1", errors.TIMEOUT_NOT_FLOAT), (b"1 ", errors.TIMEOUT_NOT_FLOAT),
+    (b"nan", errors.TIMEOUT_NOT_FLOAT), (b"1e", errors.TIMEOUT_NOT_FLOAT),
+    (b"1_0", errors.TIMEOUT_NOT_FLOAT), (b"1" * 5120, errors.TIMEOUT_NOT_FLOAT),
+    (b"1e5000", errors.TIMEOUT_NOT_FLOAT), (b"1e-5000", errors.TIMEOUT_NOT_FLOAT),
+    (b"1e999999999999", errors.TIMEOUT_NOT_FLOAT),
+    (b"-1", errors.NOT_POSITIVE_TIMEOUT), (b"-0.002", errors.NOT_POSITIVE_TIMEOUT),
+    (b"-inf", errors.NOT_POSITIVE_TIMEOUT),
+    # Redis 7.2+ wording; 7.0 overflows in C and says "timeout is negative".
+    (b"inf", errors.TIMEOUT_OUT_OF_RANGE), (b"1e16", errors.TIMEOUT_OUT_OF_RANGE),
+    (b"9.223372e15", errors.TIMEOUT_OUT_OF_RANGE),
+])
+def test_parse_timeout_errors(raw: bytes, error: str) -> None:
+    with pytest.raises(errors.CommandError) as e:
+        parse_timeout(raw, NOW)
+    assert e.value.message == error.encode()
