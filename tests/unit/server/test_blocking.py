@@ -288,6 +288,52 @@ def test_client_unblock_timeout_and_error(h: Harness) -> None:
     assert h.manager.blocked_count == 0 and not h.manager.blocking_keys
 
 
+class RecordingAof:
+    """The persistence hook, recording what would be logged."""
+
+    def __init__(self) -> None:
+        self.fed: list[list[bytes]] = []
+
+    def feed(self, db: int, argvs: list[list[bytes]]) -> None:
+        self.fed.extend(argvs)
+
+    def before_write(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize(("blocking", "push", "logged"), [
+    (("BLPOP", "none", "k", "0"), ("RPUSH", "k", "v"), [b"LPOP", b"k"]),
+    (("BRPOP", "k", "0"), ("RPUSH", "k", "v"), [b"RPOP", b"k"]),
+    (("BLMPOP", "0", "1", "k", "LEFT", "COUNT", "5"), ("RPUSH", "k", "a", "b"),
+     [b"LPOP", b"k", b"2"]),
+    (("BLMOVE", "k", "d", "left", "RIGHT", "0"), ("RPUSH", "k", "v"),
+     [b"LMOVE", b"k", b"d", b"left", b"RIGHT"]),
+    (("BRPOPLPUSH", "k", "d", "0"), ("RPUSH", "k", "v"), [b"RPOPLPUSH", b"k", b"d"]),
+])
+def test_served_blocking_pop_is_logged_as_its_non_blocking_form(
+        h: Harness, blocking: tuple[str, ...], push: tuple[str, ...], logged: list[bytes]) -> None:
+    aof = RecordingAof()
+    h.server.aof = aof
+    waiter = h.client()
+    h.run(waiter, *blocking)
+    assert aof.fed == []  # blocking logs nothing
+    h.run(h.client(), *push)
+    assert aof.fed == [[a.encode() for a in push], logged]
+    aof.fed.clear()
+    h.run(h.client(), *push)
+    h.run(waiter, *blocking)  # served at once: logged the same way
+    assert aof.fed[-1] == logged
+
+
+def test_lmpop_is_logged_with_the_count_popped(h: Harness) -> None:
+    aof = RecordingAof()
+    h.server.aof = aof
+    client = h.client()
+    h.run(client, "RPUSH", "k", "a", "b", "c")
+    h.run(client, "LMPOP", "2", "none", "k", "RIGHT", "COUNT", "10")
+    assert aof.fed[-1] == [b"RPOP", b"k", b"3"]
+
+
 def _install_probe(h: Harness, acl: A, unblock_on_nokey: bool = False) -> None:
     """A test-only command: BLOCKPROBE key replies once the key holds b"go", else blocks."""
 
