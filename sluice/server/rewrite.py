@@ -4,7 +4,10 @@ Role: code that runs in a forked child (or, for SAVE and the first base, in the 
 turns the keyspace into a file. Commands are generated per value type from ``EMITTERS``
 (``type name -> fn(key, value) -> argvs``), mirroring Redis's ``rewriteAppendOnlyFileRio``:
 strings as ``SET``, lists as ``RPUSH`` in batches of 64 items (``AOF_REWRITE_ITEMS_PER_CMD``),
-then ``PEXPIREAT`` for keys with a TTL. A value type whose family registers no emitter makes
+streams as Redis's ``rewriteStreamObject`` writes them (XADD per entry, XSETID with
+ENTRIESADDED/MAXDELETEDID, XGROUP CREATE ... ENTRIESREAD, XGROUP CREATECONSUMER for consumers
+without pending entries, XCLAIM ... TIME RETRYCOUNT JUSTID FORCE per pending entry), then
+``PEXPIREAT`` for keys with a TTL. A value type whose family registers no emitter makes
 the rewrite fail loudly rather than drop data.
 
 Files are written to a temp name, fsynced, and renamed by the caller (the parent installs a
@@ -49,8 +52,37 @@ def _emit_list(key: bytes, value: Any) -> Iterator[list[bytes]]:
         yield [b"RPUSH", key, *batch]
 
 
+def _sid(sid: int) -> bytes:
+    return b"%d-%d" % (sid >> 64, sid & ((1 << 64) - 1))
+
+
+def _emit_stream(key: bytes, s: Any) -> Iterator[list[bytes]]:
+    """Redis's ``rewriteStreamObject``: entries, XSETID, groups, PELs as XCLAIM ... FORCE."""
+    if s.length:
+        for node in s.iter_nodes():
+            for i in range(len(node.data)):
+                fields = node.fields_at(i)
+                if fields is not None:
+                    yield [b"XADD", key, _sid(node.id_at(i)), *fields]
+    else:  # an empty stream still exists: create it, then trim it to nothing
+        yield [b"XADD", key, b"MAXLEN", b"0", _sid(s.last_id or 1), b"x", b"y"]
+    yield [b"XSETID", key, _sid(s.last_id), b"ENTRIESADDED", b"%d" % s.entries_added,
+           b"MAXDELETEDID", _sid(s.max_deleted_entry_id)]
+    for g in s.groups_in_order():
+        yield [b"XGROUP", b"CREATE", key, g.name, _sid(g.last_id), b"ENTRIESREAD",
+               b"%d" % g.entries_read]
+        for c in g.consumers_in_order():
+            if not c.pel:
+                yield [b"XGROUP", b"CREATECONSUMER", key, g.name, c.name]
+        for sid, pe in g.pel.items():
+            yield [b"XCLAIM", key, g.name, pe.consumer.name, b"0", _sid(sid),
+                   b"TIME", b"%d" % pe.delivery_time, b"RETRYCOUNT", b"%d" % pe.delivery_count,
+                   b"JUSTID", b"FORCE"]
+
+
 register_emitter(b"string", _emit_string)
 register_emitter(b"list", _emit_list)
+register_emitter(b"stream", _emit_stream)
 
 
 def iter_commands(server: Server) -> Iterator[bytes]:

@@ -70,3 +70,36 @@ def test_unsupported_types_are_refused_by_name() -> None:
     payload = body + struct.pack("<Q", crc64(body))
     with pytest.raises(RdbError, match="no set type"):
         rdb.load_payload(payload)
+
+
+def test_stream_round_trip_keeps_groups_pels_and_tombstones() -> None:
+    from sluice.storage.stream import Stream
+
+    s = Stream()
+    for i in range(300):
+        fields = [b"a", b"%d" % i] if i % 3 else [b"other", b"x" * i, b"n", b"%d" % i]
+        s.append(None, fields, 1_700_000_000_000 + i // 7)
+    ids = [sid for sid, _ in s.range(0, (1 << 128) - 1)]
+    s.delete([ids[5], ids[150]])
+    g = s.create_group(b"g", 0, -1)
+    alice, _ = g.get_or_create_consumer(b"alice", 1_700_000_000_500)
+    g.deliver_new(alice, 20, 1_700_000_000_600, False)
+    g.ack([ids[0], ids[1]])
+    g.create_consumer(b"idle", 1_700_000_000_700)
+    s.create_group(b"late", s.last_id, 10)
+    back = rdb.load_payload(rdb.dump_payload(s))
+    assert back.range(0, (1 << 128) - 1) == s.range(0, (1 << 128) - 1)
+    for attr in ("length", "last_id", "first_id", "max_deleted_entry_id", "entries_added"):
+        assert getattr(back, attr) == getattr(s, attr), attr
+    assert [n.master_id for n in back.iter_nodes()] == [n.master_id for n in s.iter_nodes()]
+    assert [(n.live, n.deleted) for n in back.iter_nodes()] == \
+        [(n.live, n.deleted) for n in s.iter_nodes()]
+    for name, group in s.groups.items():
+        other = back.groups[name]
+        assert (other.last_id, other.entries_read) == (group.last_id, group.entries_read)
+        assert {k: (p.consumer.name, p.delivery_time, p.delivery_count)
+                for k, p in other.pel.items()} == \
+            {k: (p.consumer.name, p.delivery_time, p.delivery_count)
+             for k, p in group.pel.items()}
+        assert {c.name: (c.seen_time, list(c.pel)) for c in other.consumers.values()} == \
+            {c.name: (c.seen_time, list(c.pel)) for c in group.consumers.values()}

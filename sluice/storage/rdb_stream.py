@@ -1,0 +1,208 @@
+"""Streams in RDB files: ``RDB_TYPE_STREAM_LISTPACKS_2`` (what Redis 7.0 writes and reads).
+
+Role: serialise a :class:`~sluice.storage.stream.Stream` with its consumer groups, PELs and
+consumers the way Redis 7.0's ``rdbSaveObject`` does, and load streams of types 15 (5.0-6.2),
+19 (7.0) and 21 (7.2+, which adds consumers' active time).
+
+Layout of type 19, in order:
+
+* the number of listpack nodes; per node its 16-byte big-endian master ID (the rax key) and
+  the listpack as a string. The listpack starts with the master entry ``count, deleted,
+  num-fields, field..., 0``; then per entry ``flags, ms-delta, seq-delta, [num-fields,
+  field, value, ...] | [value, ...], lp-count`` (values only when the fields equal the master
+  fields: flag SAMEFIELDS = 2; flag DELETED = 1 marks a tombstone).
+* length, last ID (ms, seq), first ID, max deleted entry ID, entries added (lengths).
+* the number of groups; per group (bytewise name order): name, last-delivered ID (ms, seq),
+  entries-read (-1 as 2^64-1), the PEL (count, then per entry the raw 16-byte ID, delivery
+  time as 8-byte little-endian ms, delivery count), the consumers (count, then per consumer
+  name, seen-time, [active-time in type 21], and its PEL as raw 16-byte IDs that must be in
+  the group PEL).
+
+Tombstones: Sluice drops the fields of a deleted entry, so a tombstone is written with the
+DELETED and SAMEFIELDS flags and empty values (readers skip deleted entries' contents).
+
+Loading rebuilds the nodes as the file has them (same boundaries, tombstones kept), so
+XINFO STREAM FULL and approximate trimming see what Redis would. This module reaches into
+``Stream._nodes`` / ``_keys`` and the group's PEL plumbing: it is the stream's persistence.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from .rdb_codec import RdbError, Reader, as_bytes, enc_len, enc_string, lp_decode, lp_encode
+from .stream import Stream
+from .stream_group import Consumer, PendingEntry
+from .stream_node import Node
+
+T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2, T_STREAM_LISTPACKS_3 = 15, 19, 21
+FLAG_DELETED, FLAG_SAMEFIELDS = 1, 2
+_MASK64 = (1 << 64) - 1
+
+
+def _signed(v: int) -> int:
+    v &= _MASK64
+    return v - (1 << 64) if v >> 63 else v
+
+
+def _node_listpack(node: Node) -> bytes:
+    mf = node.master_fields
+    items: list[bytes | int] = [node.live, node.deleted, len(mf), *mf, 0]
+    mid = node.master_id
+    mms, mseq = mid >> 64, mid & _MASK64
+    for i in range(len(node.data)):
+        fields = node.fields_at(i)
+        items.append(0)  # flags, filled below
+        flag_at = len(items) - 1
+        items.append(_signed(node.ms[i] - mms))
+        items.append(_signed(node.seq[i] - mseq))
+        if fields is None:
+            items[flag_at] = FLAG_DELETED | FLAG_SAMEFIELDS
+            items += [b""] * len(mf)
+            items.append(len(mf) + 3)
+        elif tuple(fields[0::2]) == mf:
+            items[flag_at] = FLAG_SAMEFIELDS
+            items += fields[1::2]
+            items.append(len(mf) + 3)
+        else:
+            n = len(fields) // 2
+            items.append(n)
+            items += fields
+            items.append(2 * n + 4)
+    return lp_encode(items)
+
+
+def _id_len(sid: int) -> bytes:
+    return enc_len(sid >> 64) + enc_len(sid & _MASK64)
+
+
+def save_stream(s: Stream, opts: Any) -> tuple[int, bytes]:
+    out: list[bytes] = []
+    nodes = list(s.iter_nodes())
+    out.append(enc_len(len(nodes)))
+    for node in nodes:
+        out.append(enc_string(node.master_id.to_bytes(16, "big"), opts.compress))
+        out.append(enc_string(_node_listpack(node), opts.compress))
+    out.append(enc_len(s.length))
+    out.append(_id_len(s.last_id))
+    out.append(_id_len(s.first_id))
+    out.append(_id_len(s.max_deleted_entry_id))
+    out.append(enc_len(s.entries_added))
+    groups = s.groups_in_order()
+    out.append(enc_len(len(groups)))
+    for g in groups:
+        out.append(enc_string(g.name, opts.compress))
+        out.append(_id_len(g.last_id))
+        out.append(enc_len(g.entries_read))
+        out.append(enc_len(len(g.pel)))
+        for sid, pe in g.pel.items():
+            out.append(sid.to_bytes(16, "big"))
+            out.append(struct.pack("<q", pe.delivery_time))
+            out.append(enc_len(pe.delivery_count))
+        consumers = g.consumers_in_order()
+        out.append(enc_len(len(consumers)))
+        for c in consumers:
+            out.append(enc_string(c.name, opts.compress))
+            out.append(struct.pack("<q", c.seen_time))
+            out.append(enc_len(len(c.pel)))
+            for sid in c.pel:
+                out.append(sid.to_bytes(16, "big"))
+    return T_STREAM_LISTPACKS_2, b"".join(out)
+
+
+def _load_node(master_id: int, blob: bytes) -> Node:
+    items = lp_decode(blob)
+    try:
+        live, deleted, nmaster = int(items[0]), int(items[1]), int(items[2])
+        master = [as_bytes(f) for f in items[3 : 3 + nmaster]]
+        if items[3 + nmaster] != 0:
+            raise RdbError("stream listpack master entry is not terminated by 0")
+        node = Node(master_id, [x for f in master for x in (f, b"")])
+        mms, mseq = master_id >> 64, master_id & _MASK64
+        pos = 4 + nmaster
+        while pos < len(items):
+            flags = int(items[pos])
+            ms = (mms + int(items[pos + 1])) & _MASK64
+            seq = (mseq + int(items[pos + 2])) & _MASK64
+            pos += 3
+            if flags & FLAG_SAMEFIELDS:
+                values = [as_bytes(v) for v in items[pos : pos + nmaster]]
+                fields = [x for f, v in zip(master, values, strict=True) for x in (f, v)]
+                pos += nmaster
+            else:
+                n = int(items[pos])
+                fields = [as_bytes(v) for v in items[pos + 1 : pos + 1 + 2 * n]]
+                pos += 1 + 2 * n
+            pos += 1  # lp-count
+            node.append((ms << 64) | seq, fields)
+            if flags & FLAG_DELETED:
+                node.mark_deleted(len(node.data) - 1)
+    except (IndexError, ValueError, TypeError):
+        raise RdbError("malformed stream listpack") from None
+    if node.live != live or node.deleted != deleted:
+        raise RdbError("stream listpack counters do not match its entries")
+    return node
+
+
+def _read_id(r: Reader) -> int:
+    ms, seq = r.len(), r.len()
+    return (ms << 64) | seq
+
+
+def load_stream(r: Reader, rdb_type: int) -> Stream:
+    s = Stream()
+    for _ in range(r.len()):
+        key = r.string()
+        if len(key) != 16:
+            raise RdbError("stream node key is not a 128-bit ID")
+        master_id = int.from_bytes(key, "big")
+        node = _load_node(master_id, r.string())
+        if not node.data:
+            raise RdbError("empty stream listpack")
+        s._nodes.append(node)
+        s._keys.append(master_id)
+    s.length = r.len()
+    s.last_id = _read_id(r)
+    live = [node.id_at(i) for node in s._nodes for i in range(len(node.data))
+            if node.data[i] is not None]
+    if len(live) != s.length:
+        raise RdbError("stream length does not match its entries")
+    if rdb_type >= T_STREAM_LISTPACKS_2:
+        s.first_id = _read_id(r)
+        s.max_deleted_entry_id = _read_id(r)
+        s.entries_added = r.len()
+    else:
+        s.first_id = live[0] if live else 0
+        s.entries_added = s.length
+    for _ in range(r.len()):
+        name = r.string()
+        last_id = _read_id(r)
+        entries_read = r.signed_len() if rdb_type >= T_STREAM_LISTPACKS_2 else -1
+        g = s.create_group(name, last_id, entries_read)
+        for _ in range(r.len()):
+            sid = int.from_bytes(r.take(16), "big")
+            pe = PendingEntry(None, r.ms_time())
+            pe.delivery_count = r.len()
+            g._pel_add(sid, pe)
+        for _ in range(r.len()):
+            cname = r.string()
+            c = Consumer(cname, r.ms_time())
+            c.active_time = r.ms_time() if rdb_type >= T_STREAM_LISTPACKS_3 else c.seen_time
+            g.consumers[cname] = c
+            for _ in range(r.len()):
+                sid = int.from_bytes(r.take(16), "big")
+                pe = g.pel.get(sid)
+                if pe is None:
+                    raise RdbError("consumer PEL entry missing from the group PEL")
+                pe.consumer = c
+                c.pel[sid] = pe
+        if any(pe.consumer is None for pe in g.pel.values()):
+            raise RdbError("group PEL entry without an owner")
+    return s
+
+
+def register(savers: dict[bytes, Any], loaders: dict[int, Any]) -> None:
+    savers[b"stream"] = save_stream
+    for t in (T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2, T_STREAM_LISTPACKS_3):
+        loaders[t] = load_stream
