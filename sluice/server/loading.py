@@ -147,6 +147,8 @@ def load_aof(server: Server, directory: str, manifest: fmt.Manifest) -> int:
                     f"Bad file format reading the append only file {info.name} at offset "
                     f"{e.offset} ({e.reason}): {hint}") from None
             except fmt.AofTruncated as e:
+                if replayer.multi is not None:  # torn inside a transaction: drop all of it
+                    e.offset = multi_at
                 replayer.multi = None
                 if not last:
                     raise LoadError(f"Fatal error: the truncated file is not the last file "
