@@ -180,8 +180,11 @@ def load_rdb_file(server: Server, path: str) -> int:
     from sluice.storage import rdb
 
     mapped = _Mapped(path)
+    stats = rdb.LoadStats()
     try:
-        rdb.load_into(mapped.data, server.keyspace, server.keyspace.clock.now_ms())
+        rdb.load_into(mapped.data, server.keyspace, server.keyspace.clock.now_ms(), stats)
+        if server.persistence is not None:
+            server.persistence.keys_expired_on_load = stats.expired
     except rdb.RdbError as e:
         raise LoadError(f"Short read or OOM loading DB. Unrecoverable error, aborting now. "
                         f"({os.path.basename(path)}: {e}; run sluice-check-rdb on it)") from None

@@ -138,6 +138,7 @@ class AppendOnlyFile:
         self.last_rewrite_ok = True
         self.rewrites = 0
         self.rewrite_failures = 0
+        self.last_ts = 0  # aof-timestamp-enabled: the last #TS annotation written
         self.write = os.write  # replaceable by tests (fault injection)
         self.fsync = os.fsync
 
@@ -184,6 +185,11 @@ class AppendOnlyFile:
 
     def feed(self, db_id: int, argvs: list[list[bytes]]) -> None:
         buf = self.buf
+        if self.config.aof_timestamp_enabled:
+            ts = int(time.time())
+            if ts != self.last_ts:  # Redis's "#TS:<unix time>" annotation, once a second
+                buf += b"#TS:%d\r\n" % ts
+                self.last_ts = ts
         if self.multi_db is not None:
             if self.selected_db != self.multi_db:
                 buf += encode_select(self.multi_db)
@@ -222,7 +228,7 @@ class AppendOnlyFile:
     def _commit(self) -> None:
         """Group commit (``always``): one write, one fsync, then every held reply goes out."""
         self.commit_scheduled = False
-        if self._try_write() and self._try_fsync():
+        if self._try_write() and (self._skip_fsync() or self._try_fsync()):
             self.server.before_return()
             return
         # The batch is not on disk: its replies wait (self.held) until the cron's retry works.
@@ -262,6 +268,13 @@ class AppendOnlyFile:
             self.write_error = None
             self._update_disk_error()
         return True
+
+    def _skip_fsync(self) -> bool:
+        """no-appendfsync-on-rewrite: no fsync while a child writes (durability traded away)."""
+        if not self.config.no_appendfsync_on_rewrite:
+            return False
+        p = getattr(self.server, "persistence", None)
+        return bool(self.child_pid or (p is not None and p.child_pid))
 
     def _try_fsync(self) -> bool:
         try:
@@ -342,7 +355,7 @@ class AppendOnlyFile:
         if self.buf and self.config.appendfsync != "always":
             self._try_write()
         if (self.config.appendfsync == "everysec" and self.unsynced and not self.fsync_in_flight
-                and time.monotonic() - self.last_fsync >= 1.0):
+                and time.monotonic() - self.last_fsync >= 1.0 and not self._skip_fsync()):
             self._background_fsync()
         elif self.fsync_in_flight and time.monotonic() - self.last_fsync >= 2.0:
             self.delayed_fsync += 1

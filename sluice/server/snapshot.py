@@ -98,6 +98,9 @@ class Persistence:
         directory = self.aof_dir
         name = self.config.appendfilename
         mpath = os.path.join(directory, fmt.manifest_name(name))
+        old_style = os.path.join(self.config.dir, name)
+        if not os.path.exists(mpath) and os.path.exists(old_style):
+            self._upgrade_old_style(old_style, directory, mpath)
         if os.path.exists(mpath):
             with open(mpath, encoding="utf-8", errors="surrogateescape") as f:
                 try:
@@ -128,6 +131,18 @@ class Persistence:
         aof.recompute_sizes()
         aof.rewrite_base_size = aof.current_size
         return aof
+
+    def _upgrade_old_style(self, old_style: str, directory: str, mpath: str) -> None:
+        """A Redis 6 ``appendonly.aof`` in ``dir``: move it into the directory as the base,
+        as Redis 7 does at start (the file keeps its name; the manifest makes it seq 1)."""
+        name = self.config.appendfilename
+        log.warning("Creating AOF base file %s on server start (upgrade from a single file)",
+                    name)
+        os.makedirs(directory, exist_ok=True)
+        manifest = fmt.Manifest(fmt.AofInfo(name, 1, fmt.BASE), base_seq=1)
+        os.replace(old_style, os.path.join(directory, name))
+        fmt.fsync_dir(self.config.dir)
+        fmt.write_durably(mpath, manifest.format())
 
     def _appendonly_changed(self, on: bool) -> None:
         server = self.server

@@ -105,7 +105,7 @@ def _save_list(value: Any, opts: SaveOptions) -> tuple[int, bytes]:
 
 def make_list(items: list[bytes]) -> Any:
     """A list value for the keyspace (the list family's class)."""
-    from . import lists  # type: ignore[attr-defined]
+    from . import lists
 
     return lists.ListValue(items)
 

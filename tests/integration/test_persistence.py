@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import subprocess
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -321,3 +322,45 @@ def test_dump_restore(r: redis.Redis) -> None:
     assert r.restore("x", 1, payload, replace=True, absttl=True)  # long expired: not created
     assert r.exists("x") == 0
     assert r.dump("missing") is None
+
+
+def test_timestamp_annotations_are_written_and_skipped(make_server: Factory,
+                                                      tmp_path: Path) -> None:
+    lines = _aof(tmp_path, "aof-timestamp-enabled yes")
+    s = make_server(*lines)
+    s.client().set("k", "v")
+    s.stop()
+    incr = tmp_path / "appendonlydir" / "appendonly.aof.1.incr.aof"
+    assert incr.read_bytes().startswith(b"#TS:")
+    out = subprocess.run(["redis-check-aof", str(incr.parent / "appendonly.aof.manifest")],
+                         capture_output=True, text=True)
+    if out.returncode != 127:
+        assert "All AOF files and manifest are valid" in out.stdout
+    assert make_server(*lines).client().get("k") == b"v"
+
+
+def test_a_redis6_single_file_aof_is_upgraded(make_server: Factory, tmp_path: Path) -> None:
+    (tmp_path / "appendonly.aof").write_bytes(
+        encode_command([b"SELECT", b"0"]) + encode_command([b"SET", b"old", b"1"]))
+    s = make_server(*_aof(tmp_path))
+    r = s.client()
+    assert r.get("old") == b"1"
+    r.set("new", "2")
+    manifest = (tmp_path / "appendonlydir" / "appendonly.aof.manifest").read_text()
+    assert manifest.startswith("file appendonly.aof seq 1 type b\n")
+    assert not (tmp_path / "appendonly.aof").exists()
+    s = _restart(s, make_server, *_aof(tmp_path))
+    assert s.client().mget("old", "new") == [b"1", b"2"]
+
+
+def test_info_persistence_fields(make_server: Factory, tmp_path: Path) -> None:
+    r = make_server(*_aof(tmp_path)).client()
+    info = r.info("persistence")
+    for field in ("loading", "rdb_changes_since_last_save", "rdb_bgsave_in_progress",
+                  "rdb_last_save_time", "rdb_last_bgsave_status", "aof_enabled",
+                  "aof_rewrite_in_progress", "aof_last_bgrewrite_status",
+                  "aof_last_write_status", "aof_current_size", "aof_base_size",
+                  "aof_buffer_length", "aof_pending_bio_fsync", "aof_delayed_fsync"):
+        assert field in info, field
+    r.set("k", "v")
+    assert r.info("persistence")["aof_current_size"] > info["aof_current_size"]
