@@ -25,6 +25,7 @@ from fractions import Fraction
 from typing import Any
 
 from sluice.protocol import NULL_ARRAY, OK
+from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.lists import ListValue
 
 from .args import Args, parse_int
@@ -153,8 +154,10 @@ def parse_timeout(raw: bytes, now_ms: int) -> int:
 
 def _get(ctx: Any, key: bytes) -> ListValue | None:
     """The list at ``key`` or None; WRONGTYPE for another type."""
-    value: ListValue | None = ctx.db.get_typed(key, ListValue)
-    return value
+    value = ctx.db.get(key)
+    if value is None or type(value) is ListValue:
+        return value  # type: ignore[no-any-return]
+    raise WrongTypeError()
 
 
 def _get_or_create(ctx: Any, key: bytes) -> ListValue:
@@ -203,14 +206,15 @@ def _at_least_one(raw: bytes, error: str) -> int:
 
 
 def _push(ctx: Any, args: Args, head: bool, only_existing: bool) -> int:
-    key = args.next_key()
-    values = args.rest()
+    argv = args.argv
+    key = argv[1]
     lst = _get(ctx, key)
     if lst is None:
         if only_existing:
             return 0
-        lst = _get_or_create(ctx, key)
-    n = lst.push_head(values) if head else lst.push_tail(values)
+        lst = ListValue()
+        ctx.db.add(key, lst)
+    n = lst.push_head(argv[2:]) if head else lst.push_tail(argv[2:])
     ctx.modified(key)
     return n
 
@@ -250,17 +254,21 @@ def linsert(ctx: Any, args: Args) -> Any:
 
 
 def _pop(ctx: Any, args: Args, head: bool) -> Any:
-    key = args.next_key()
-    if len(args) > 1:
+    argv = args.argv
+    key = argv[1]
+    if len(argv) == 2:  # the common form first: one element, a bulk reply
+        lst = _get(ctx, key)
+        if lst is None:
+            return None
+        value = lst.popleft() if head else lst.pop()
+        _removed_from(ctx, key, lst)
+        return value
+    if len(argv) > 3:
         raise wrong_arity(ctx.cmd.name)
-    count = _positive(args.next(), LIST_COUNT_NOT_POSITIVE) if args else None
+    count = _positive(argv[2], LIST_COUNT_NOT_POSITIVE)
     lst = _get(ctx, key)
     if lst is None:
-        return None if count is None else NULL_ARRAY
-    if count is None:
-        value = lst.pop_head(1) if head else lst.pop_tail(1)
-        _removed_from(ctx, key, lst)
-        return value[0]
+        return NULL_ARRAY
     if count == 0:
         return []
     values = lst.pop_head(count) if head else lst.pop_tail(count)
