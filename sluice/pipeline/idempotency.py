@@ -8,7 +8,7 @@ server supports):
   original entry's ID instead of appending. We derive ``iid = <epoch>:<partition>:<row>``,
   so a retried task, which sees the same rows in the same order, repeats the same iids.
 
-``ids`` -- deterministic explicit IDs, for servers without IDMP (Redis 7.x, Sluice today).
+``ids`` -- deterministic explicit IDs, for servers without IDMP (Redis 7.x).
   Every row gets ``<base_ms>-<seq>`` with ``seq = partition << 32 | n``, ``n`` counting the
   rows of that partition going to that stream. ``base_ms`` is fixed per epoch (per batch
   job, or per streaming micro-batch) and is above every ID in the target streams when the

@@ -65,7 +65,7 @@ def test_retried_task_does_not_duplicate_in_ids_mode(
     assert values == [str(i) for i in range(500)]
 
 
-def test_auto_mode_uses_deterministic_ids_without_idmp(
+def test_auto_mode_uses_idmp_or_deterministic_ids_and_never_duplicates(
     spark: Any, server: ServerHandle, r: redis.Redis, key: str
 ) -> None:
     from sluice.pipeline.client import connect, supports_idmp
@@ -77,7 +77,9 @@ def test_auto_mode_uses_deterministic_ids_without_idmp(
     df = spark.range(0, 10).selectExpr("cast(id as string) as n").coalesce(1)
     write(df, server, stream=key, idempotent="auto", failFirstAttemptAfterRows="4")
     assert r.xlen(key) == 10
-    if not has_idmp:  # Redis 7.x: IDs are <base_ms>-<partition << 32 | row>
+    # Sluice has IDMP (the retry is deduplicated by the server); Redis 7.x does not, and the
+    # IDs are then <base_ms>-<partition << 32 | row>.
+    if not has_idmp:
         assert [entry_id.split("-")[1] for entry_id, _ in r.xrange(key)] == [
             str(i) for i in range(10)
         ]
