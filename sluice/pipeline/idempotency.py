@@ -28,9 +28,10 @@ batch after a restart). The base of each (epoch, partition, stream) is kept in a
 key, ``sluice:sink:<producer>:<epoch>:<partition>:<stream>`` (``SET NX``, 1-day TTL), so a retry
 or a replay after a crash reuses the base the first attempt chose. For a streaming query the
 epoch is the batchId, so ``producerId`` must be unique per checkpoint: a new checkpoint with an
-old producerId would meet the old reservations (``ids``) or the server's remembered iids
-(``idmp``), and is refused with a :class:`ConflictError` (``ids``) -- so change it with the
-checkpoint.
+old producerId would meet the old reservations (``ids``: refused with a
+:class:`ConflictError`) or the server's remembered iids (``idmp``: its rows would be taken as
+duplicates and dropped) -- so change it with the checkpoint; the streaming sink refuses to
+run idempotently without one.
 
 Both require a deterministic row order within a partition for retries (true for a scan of a
 source partition and for ``sortWithinPartitions``; not guaranteed right after a shuffle).
