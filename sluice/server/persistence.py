@@ -39,6 +39,7 @@ files are deleted. A failed rewrite leaves the old manifest, which is still comp
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import errno
 import gc
 import logging
@@ -139,6 +140,9 @@ class AppendOnlyFile:
         self.rewrites = 0
         self.rewrite_failures = 0
         self.last_ts = 0  # aof-timestamp-enabled: the last #TS annotation written
+        # One background thread, FIFO like Redis's bio: an fsync queued before the close of
+        # the same file descriptor always runs first.
+        self.bio = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sluice-bio")
         self.write = os.write  # replaceable by tests (fault injection)
         self.fsync = os.fsync
 
@@ -166,7 +170,7 @@ class AppendOnlyFile:
 
         loop = self.server.loop
         if loop is not None and loop.is_running():
-            loop.run_in_executor(None, work)
+            loop.run_in_executor(self.bio, work)
         else:
             work()
 
@@ -332,7 +336,7 @@ class AppendOnlyFile:
                     self.fsync_error = None
                     self._update_disk_error()
 
-        self.server.loop.run_in_executor(None, self.fsync, fd).add_done_callback(done)
+        self.server.loop.run_in_executor(self.bio, self.fsync, fd).add_done_callback(done)
 
     def retry_after_error(self) -> None:
         """Cron: try again to write (and fsync) what a disk error left behind."""
@@ -380,6 +384,7 @@ class AppendOnlyFile:
             except OSError as e:
                 log.warning("Error syncing the AOF on shutdown: %s", e.strerror)
         self.kill_child()
+        self.bio.shutdown(wait=True)
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from sluice.server.loading import LoadError
 from sluice.storage.aof import Manifest, encode_command, parse_commands
@@ -127,7 +129,10 @@ def test_disk_error_refuses_writes_holds_replies_and_recovers(make_server: Facto
     aof.write = flaky
     held = socket.create_connection(("127.0.0.1", s.port))
     held.sendall(encode_command([b"SET", b"during", b"1"]))
-    wait_until(lambda: r.info("persistence")["aof_last_write_status"] == "err", what="AOF error")
+    # Wait on the server's state from its own thread: a reply produced in the same loop
+    # iteration as the failed write is held too (it may have seen the unwritten data).
+    wait_until(lambda: s.call(lambda: aof.write_error is not None), what="AOF error")
+    assert r.info("persistence")["aof_last_write_status"] == "err"
     with pytest.raises(redis.ResponseError, match="^MISCONF Errors writing to the AOF file: No "
                                                   "space left on device"):
         r.set("refused", "1")
@@ -283,7 +288,7 @@ def test_shutdown_save(make_server: Factory, tmp_path: Path) -> None:
     s = make_server(f"dir {tmp_path}")
     if b"shutdown" not in s.server.table:  # type: ignore[union-attr]
         pytest.skip("SHUTDOWN arrives with the server admin commands")
-    r = s.client()
+    r = s.client(retry=Retry(NoBackoff(), 0))  # the dropped connection is the answer
     r.set("k", "v")
     r.shutdown(save=True)  # redis-py takes the dropped connection as success
     s.stop()
