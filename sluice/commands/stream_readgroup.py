@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sluice.protocol import NULL_ARRAY, Map, Raw, encode
+from sluice.storage.stream import Stream
 from sluice.storage.stream_group import Consumer, ConsumerGroup
 from sluice.storage.streamid import MAX_ID, format_id, parse_strict_id
 
@@ -230,6 +231,30 @@ def xreadgroup(ctx: Any, args: Args) -> Any:
     return NULL_ARRAY
 
 
+def ready_check(client: Any, db: Any, key: bytes) -> bool:
+    """Could re-running this blocked XREADGROUP serve it from ``key``? (blocking.py asks)
+
+    Every write to a stream signals it, and all its blocked readers would otherwise be re-run
+    although only the first can take a new entry; the others would just block again. False
+    only when it certainly could not: the group is at the stream's end and there is no CLAIM.
+    A deleted, retyped or group-less key always re-runs, so the command gives its error.
+    """
+    cached = _parsed.get(client)
+    state = client.bstate
+    if cached is None or state is None or cached[0] is not state.argv or \
+            cached[1].claim is not None:
+        return True
+    stream = db.peek(key)
+    if type(stream) is not Stream:
+        return True
+    group = stream.groups.get(cached[1].group)
+    if group is None:
+        return True
+    if group.last_id >= stream.last_id or not stream.length:
+        return False
+    return bool(stream.last_live_id() > group.last_id)
+
+
 def _streams_reply(ctx: Any, served: list[tuple[bytes, list[Any]]]) -> Any:
     """``[[key, entries], ...]`` in RESP2; a map in RESP3 (keys may repeat, as in Redis)."""
     if not ctx.resp3:
@@ -240,6 +265,8 @@ def _streams_reply(ctx: Any, served: list[tuple[bytes, list[Any]]]) -> Any:
     body = b"".join(encode(key, True) + encode(entries, True) for key, entries in served)
     return Raw(b"%%%d\r\n" % len(served) + body)
 
+
+xreadgroup.ready_check = ready_check  # type: ignore[attr-defined]
 
 COMMANDS = (
     #   name         arity  flags             acl       keys                                handler

@@ -65,7 +65,7 @@ class BlockState:
     """Why and until when a client is blocked (Redis's ``blockingState``)."""
 
     __slots__ = ("keys", "db", "deadline_ms", "timer", "on_timeout", "argv", "unblock_on_nokey",
-                 "key_types", "btype")
+                 "key_types", "btype", "ready_check")
 
     def __init__(self, db: Database, keys: list[bytes], deadline_ms: int, on_timeout: Any,
                  argv: list[bytes], unblock_on_nokey: bool, btype: bytes | None = None) -> None:
@@ -78,6 +78,9 @@ class BlockState:
         self.unblock_on_nokey = unblock_on_nokey  # XREADGROUP: deleted key -> error
         self.key_types: dict[bytes, bytes] = {}  # type of each key when the client blocked
         self.btype = btype  # the key type that can serve the command; None: any
+        # The handler's optional ``ready_check(client, db, key) -> bool``: False means a re-run
+        # could not serve the client, which then stays blocked in its place without one.
+        self.ready_check: Any = None
 
 
 class BlockingManager:
@@ -113,6 +116,8 @@ class BlockingManager:
                            unblock_on_nokey, blocked_type(client.cmd))
         if unblock_on_nokey:
             state.key_types = {k: db.type_of(k) for k in distinct}
+        if client.cmd is not None:
+            state.ready_check = getattr(client.cmd.handler, "ready_check", None)
         # A re-run client was detached from its queues by _rerun before the call.
         client.bstate = state
         self.blocked_count += 1
@@ -151,7 +156,9 @@ class BlockingManager:
 
         Only the clients waiting when the pass began: one that blocks again joins the back of
         the queue and waits for the next signal. A client whose type does not match keeps
-        its place (Redis 7.2's ``handleClientsBlockedOnKey``).
+        its place (Redis 7.2's ``handleClientsBlockedOnKey``), and so does one whose handler's
+        ``ready_check`` says a re-run could not serve it (as 7.0's serveClientsBlockedOnKey
+        left XREADGROUP readers with nothing new blocked).
         """
         for client, state in [(c, c.bstate) for c in queue]:
             if state is None or client.bstate is not state:
@@ -162,6 +169,9 @@ class BlockingManager:
                     continue
             elif state.btype is not None and db.type_of(key) != state.btype:
                 continue
+            check = state.ready_check
+            if check is not None and not check(client, db, key):
+                continue  # nothing for it yet (XREADGROUP after another reader took the entry)
             self._rerun(client)
 
     def _rerun(self, client: Client) -> None:

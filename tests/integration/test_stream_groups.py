@@ -446,6 +446,29 @@ def test_xreadgroup_block_not_woken_by_group_changes(rr: redis.Redis,
 
 
 @pytest.mark.timeout(30)
+def test_blocked_readers_without_anything_new_are_not_rerun(rr: redis.Redis,
+                                                            sluice: ThreadedServer) -> None:
+    """One new entry re-runs one blocked reader; the others stay blocked, in order.
+
+    (blocking.py consults ``ready_check``: the readers after the first would only block again,
+    as Redis 7.0 also left them.)
+    """
+    rr.xgroup_create("s", "g", "$", mkstream=True)
+    readers = []
+    for i in range(5):
+        readers.append(Deferred(sluice.port, proto(rr), "XREADGROUP", "GROUP", "g", f"c{i}",
+                                "BLOCK", "0", "STREAMS", "s", ">"))
+        wait_blocked(rr, i + 1)
+    calls = rr.info("commandstats")["cmdstat_xreadgroup"]["calls"]
+    for i in range(5):
+        rr.xadd("s", {"n": str(i)}, id=f"{i + 1}-0")
+        assert [e[0] for e in _entries(readers[i].result(), b"s")] == [b"%d-0" % (i + 1)]
+        wait_blocked(rr, 4 - i)
+    # Five re-runs for five entries (without the check: 5 + 4 + 3 + 2 + 1).
+    assert rr.info("commandstats")["cmdstat_xreadgroup"]["calls"] - calls == 5
+
+
+@pytest.mark.timeout(30)
 def test_client_unblock_xreadgroup(rr: redis.Redis, sluice: ThreadedServer) -> None:
     rr.xgroup_create("s", "g", "$", mkstream=True)
     for expect_error in (False, True):  # TIMEOUT, then ERROR
