@@ -6,30 +6,49 @@ Mirrors Redis's ``pingCommand``, ``helloCommand``, ``authCommand``, ``selectComm
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from sluice.protocol import OK, PONG, Map, SimpleString
+from sluice.protocol import OK, PONG, Map, Set, SimpleString, Verbatim
 
 from .args import Args, parse_int
 from .errors import (
     AUTH_NOT_CONFIGURED,
+    CACHING_NEEDS_TRACKING,
+    CLIENT_ID_POSITIVE,
+    CLIENT_NAME_CHARS,
     DB_INDEX_OUT_OF_RANGE,
+    INVALID_CLIENT_ID,
+    NO_SUCH_CLIENT,
+    NO_SUCH_USER,
     NOPROTO,
+    NOT_POSITIVE_TIMEOUT,
+    PAUSE_MODE,
     SYNTAX,
+    TIMEOUT_NOT_INTEGER,
+    TRACKING_UNSUPPORTED,
+    UNBLOCK_REASON,
+    UNKNOWN_CLIENT_TYPE,
     WRONGPASS,
     CommandError,
+    subcommand_syntax,
 )
 from .spec import (
+    ADMIN,
     ALLOW_BUSY,
     FAST,
     LOADING,
     NO_AUTH,
+    NONE,
     NOSCRIPT,
     STALE,
     A,
     cmd,
 )
 
+# Reply modes of CLIENT REPLY (the values of server.client.REPLY_*; commands import no server).
+REPLY_ON, REPLY_OFF, REPLY_SKIP_NEXT = 0, 1, 3
+_CL = NOSCRIPT | LOADING | STALE
 _RESET = SimpleString(b"RESET")
 
 
@@ -141,11 +160,31 @@ def reset(ctx: Any, args: Args) -> Any:
 
 
 # -- CLIENT ------------------------------------------------------------------------------------
+# Mirrors Redis's clientCommand (networking.c). Sluice has no client-side caching: TRACKING ON
+# is refused, TRACKING OFF, GETREDIR and TRACKINGINFO answer as for a connection that never
+# enabled it.
+
+_CLIENT_TYPES = {b"normal": "normal", b"replica": "replica", b"slave": "replica",
+                 b"pubsub": "pubsub", b"master": "master"}
 
 
 def _check_client_name(name: bytes) -> None:
     if any(c < 33 or c > 126 for c in name):
-        raise CommandError("ERR Client names cannot contain spaces, newlines or special characters.")
+        raise CommandError(CLIENT_NAME_CHARS)
+
+
+def _client_type(raw: bytes) -> str:
+    kind = _CLIENT_TYPES.get(raw.lower())
+    if kind is None:
+        raise CommandError(UNKNOWN_CLIENT_TYPE % raw.decode(errors="replace"))
+    return kind
+
+
+def _on_off(args: Args) -> bool:
+    word = args.next_upper()
+    if word not in (b"ON", b"OFF"):
+        raise CommandError(SYNTAX)
+    return word == b"ON"
 
 
 def client_id(ctx: Any, args: Args) -> Any:
@@ -178,30 +217,20 @@ def client_setinfo(ctx: Any, args: Args) -> Any:
 
 
 def client_info(ctx: Any, args: Args) -> Any:
-    from sluice.protocol import Verbatim
-
     return Verbatim((ctx.info_line() + "\n").encode())
 
 
 def client_list(ctx: Any, args: Args) -> Any:
-    from sluice.protocol import Verbatim
-
     clients = list(ctx.server.clients.values())
     while args:
         opt = args.next_upper()
         if opt == b"TYPE":
-            kind = args.next().lower()
-            if kind not in (b"normal", b"master", b"replica", b"slave", b"pubsub"):
-                raise CommandError(f"ERR Unknown client type '{kind.decode(errors='replace')}'")
-            kind_s = "replica" if kind == b"slave" else kind.decode()
-            clients = [c for c in clients if c.kind == kind_s]
+            kind = _client_type(args.next())
+            clients = [c for c in clients if c.kind == kind]
         elif opt == b"ID":
             ids = set()
             for raw in args.rest():
-                n = parse_int(raw, "ERR Invalid client ID")
-                if n <= 0:
-                    raise CommandError("ERR Invalid client ID")
-                ids.add(n)
+                ids.add(parse_int(raw, INVALID_CLIENT_ID))  # 0 or less simply matches none
             if not ids:
                 raise CommandError(SYNTAX)
             clients = [c for c in clients if c.id in ids]
@@ -210,21 +239,225 @@ def client_list(ctx: Any, args: Args) -> Any:
     return Verbatim("".join(c.info_line() + "\n" for c in clients).encode())
 
 
+def _kill_filters(args: Args, ctx: Any) -> Any:
+    """The new CLIENT KILL form: ``<filter> <value>`` pairs, as a predicate on clients."""
+    ids: list[int] = []
+    kind = addr = laddr = user = None
+    maxage = 0
+    skipme = True
+    while args:
+        opt = args.next_upper()
+        if not args:
+            raise CommandError(SYNTAX)
+        value = args.next()
+        if opt == b"ID":
+            n = _plain_int(value)
+            if n is None or n <= 0:
+                raise CommandError(CLIENT_ID_POSITIVE)
+            ids.append(n)
+        elif opt == b"TYPE":
+            kind = _client_type(value)
+        elif opt == b"ADDR":
+            addr = value.decode(errors="replace")
+        elif opt == b"LADDR":
+            laddr = value.decode(errors="replace")
+        elif opt == b"USER":
+            user = value.decode("utf-8", "surrogateescape")
+            users = getattr(ctx.server.acl, "users", None)
+            if (user not in users) if users is not None else user != "default":
+                raise CommandError(NO_SUCH_USER % value.decode(errors="replace"))
+        elif opt == b"SKIPME":
+            word = value.lower()
+            if word not in (b"yes", b"no"):
+                raise CommandError(SYNTAX)
+            skipme = word == b"yes"
+        elif opt == b"MAXAGE":  # Redis 7.4+ (the newest documented form)
+            n = _plain_int(value)
+            if n is None:
+                raise CommandError(SYNTAX)
+            maxage = n
+        else:
+            raise CommandError(SYNTAX)
+    now_ms = time.time_ns() // 1_000_000
+
+    def matches(c: Any) -> bool:
+        return ((not ids or c.id in ids) and (kind is None or c.kind == kind)
+                and (addr is None or c.addr == addr) and (laddr is None or c.laddr == laddr)
+                and (user is None or c.user == user) and not (skipme and c is ctx)
+                and (maxage <= 0 or now_ms - c.created_ms >= maxage * 1000))
+
+    return matches
+
+
+def _plain_int(raw: bytes) -> int | None:
+    try:
+        return parse_int(raw)
+    except CommandError:
+        return None
+
+
+def client_kill(ctx: Any, args: Args) -> Any:
+    server = ctx.server
+    if len(args) == 1:  # the old form: CLIENT KILL addr:port
+        addr = args.next().decode(errors="replace")
+        target = next((c for c in server.clients.values() if c.addr == addr), None)
+        if target is None:
+            raise CommandError(NO_SUCH_CLIENT)
+        _kill(server, ctx, target)
+        return OK
+    matches = _kill_filters(args, ctx)
+    killed = 0
+    for c in list(server.clients.values()):
+        if matches(c):
+            _kill(server, ctx, c)
+            killed += 1
+    return killed
+
+
+def _kill(server: Any, ctx: Any, target: Any) -> None:
+    if target is ctx:
+        ctx.closing = True  # after this reply, as Redis's CLIENT_CLOSE_AFTER_REPLY
+    else:
+        server.close_client(target)
+
+
+def client_no_evict(ctx: Any, args: Args) -> Any:
+    ctx.no_evict = _on_off(args)
+    return OK
+
+
+def client_no_touch(ctx: Any, args: Args) -> Any:
+    ctx.no_touch = _on_off(args)
+    return OK
+
+
+def client_reply(ctx: Any, args: Args) -> Any:
+    mode = args.next_upper()
+    if mode == b"ON":
+        ctx.reply_mode = REPLY_ON
+        return OK
+    if mode == b"OFF":
+        ctx.reply_mode = REPLY_OFF
+    elif mode == b"SKIP":
+        if ctx.reply_mode != REPLY_OFF:
+            ctx.reply_mode = REPLY_SKIP_NEXT  # this reply and the next command's are dropped
+    else:
+        raise CommandError(SYNTAX)
+    return OK  # not sent: the mode now drops it
+
+
+def client_pause(ctx: Any, args: Args) -> Any:
+    timeout = parse_int(args.next(), TIMEOUT_NOT_INTEGER)
+    if timeout < 0:
+        raise CommandError(NOT_POSITIVE_TIMEOUT)
+    write_only = False
+    if args:
+        mode = args.next_upper()
+        if args:
+            raise subcommand_syntax(ctx.argv[1], "client")
+        if mode not in (b"WRITE", b"ALL"):
+            raise CommandError(PAUSE_MODE)
+        write_only = mode == b"WRITE"
+    ctx.server.pause_clients(timeout, write_only)
+    return OK
+
+
+def client_unpause(ctx: Any, args: Args) -> Any:
+    ctx.server.unpause_clients()
+    return OK
+
+
 def client_unblock(ctx: Any, args: Args) -> Any:
     target_id = parse_int(args.next())
     mode = args.next_upper() if args else b"TIMEOUT"
     if mode not in (b"TIMEOUT", b"ERROR") or args:
-        raise CommandError("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+        raise CommandError(UNBLOCK_REASON)
     server = ctx.server
     target = server.clients.get(target_id)
     if target is None or target.bstate is None:
         return 0
-    from sluice.server.blocking import UNBLOCKED_ERROR
+    from sluice.server.blocking import UNBLOCKED_ERROR  # noqa: PLC0415 - the reply constant
 
     server.blocking.unblock_client(
         target, UNBLOCKED_ERROR if mode == b"ERROR" else target.bstate.on_timeout
     )
     return 1
+
+
+def client_tracking(ctx: Any, args: Args) -> Any:
+    if _on_off(args):
+        raise CommandError(TRACKING_UNSUPPORTED)
+    while args:  # OFF takes (and ignores) the options, as Redis does
+        opt = args.next_upper()
+        if opt in (b"REDIRECT", b"PREFIX"):
+            args.next()
+        elif opt not in (b"BCAST", b"OPTIN", b"OPTOUT", b"NOLOOP"):
+            raise CommandError(SYNTAX)
+    return OK
+
+
+def client_caching(ctx: Any, args: Args) -> Any:
+    raise CommandError(CACHING_NEEDS_TRACKING)  # tracking is never on
+
+
+def client_getredir(ctx: Any, args: Args) -> Any:
+    return -1
+
+
+def client_trackinginfo(ctx: Any, args: Args) -> Any:
+    return Map({b"flags": Set([b"off"]), b"redirect": -1, b"prefixes": []})
+
+
+_CLIENT_HELP = (
+    "CACHING <YES|NO>",
+    "    Client-side caching is not supported: always an error.",
+    "GETREDIR",
+    "    Where tracking notifications go: always -1 (tracking is not supported).",
+    "GETNAME",
+    "    This connection's name.",
+    "ID",
+    "    This connection's ID.",
+    "INFO",
+    "    A CLIENT LIST line about this connection.",
+    "KILL <ip:port>",
+    "    Close the connection from <ip:port>.",
+    "KILL <filter> <value> [<filter> <value> ...]",
+    "    Close every connection matching all the filters; replies with how many. Filters:",
+    "    * ID <client-id>",
+    "    * ADDR <ip:port> (the client's address) or LADDR <ip:port> (the server's)",
+    "    * TYPE <NORMAL|MASTER|REPLICA|PUBSUB>",
+    "    * USER <username>",
+    "    * MAXAGE <seconds> (connections at least that old)",
+    "    * SKIPME <YES|NO> (spare this connection; YES by default)",
+    "LIST [TYPE <NORMAL|MASTER|REPLICA|PUBSUB>] [ID <client-id> ...]",
+    "    One line per connection, with its state.",
+    "NO-EVICT <ON|OFF>",
+    "    Exempt this connection from client eviction.",
+    "NO-TOUCH <ON|OFF>",
+    "    Let this connection's commands leave the keys' access time alone.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Hold the commands of every client (or only writes) for <timeout> milliseconds.",
+    "REPLY <ON|OFF|SKIP>",
+    "    Turn the replies to this connection on or off, or skip the next one.",
+    "SETINFO <LIB-NAME|LIB-VER> <value>",
+    "    Record the client library's name or version.",
+    "SETNAME <name>",
+    "    Name this connection.",
+    "TRACKING <ON|OFF> [options]",
+    "    Client-side caching is not supported: ON is refused, OFF accepted.",
+    "TRACKINGINFO",
+    "    Tracking state of this connection (always off).",
+    "UNBLOCK <client-id> [TIMEOUT|ERROR]",
+    "    Wake a client blocked in a blocking command, as on timeout or with an error.",
+    "UNPAUSE",
+    "    End a CLIENT PAUSE now.",
+)
+
+
+def client_help(ctx: Any, args: Args) -> Any:
+    from .introspection import help_reply  # noqa: PLC0415 - shared HELP layout
+
+    return help_reply("CLIENT", _CLIENT_HELP)
 
 
 COMMANDS = (
@@ -245,25 +478,69 @@ COMMANDS = (
         syntax="[protover [AUTH username password] [SETNAME clientname]]"),
     cmd("reset",            1,   NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, A.CONNECTION, None, reset,
         "Resets the connection.", group="connection", since="6.2.0"),
-    cmd("client",          -2,   NOSCRIPT | LOADING | STALE | FAST | NO_AUTH | ALLOW_BUSY, A.CONNECTION, None, None,
-        "A container for client connection commands.", group="connection", since="2.4.0"),
-    cmd("client|id",        2,   NOSCRIPT | LOADING | STALE,                  A.CONNECTION, None, client_id,
-        "Returns the unique client ID of the connection.", group="connection", since="5.0.0"),
-    cmd("client|setname",   3,   NOSCRIPT | LOADING | STALE,                  A.CONNECTION, None, client_setname,
-        "Sets the connection name.", group="connection", since="2.6.9", syntax="connection-name"),
-    cmd("client|getname",   2,   NOSCRIPT | LOADING | STALE,                  A.CONNECTION, None, client_getname,
-        "Returns the name of the connection.", group="connection", since="2.6.9"),
-    cmd("client|setinfo",   4,   NOSCRIPT | LOADING | STALE,                  A.CONNECTION, None, client_setinfo,
-        "Sets information specific to the client or connection.", group="connection", since="7.2.0",
-        syntax="<LIB-NAME libname | LIB-VER libver>"),
-    cmd("client|info",      2,   NOSCRIPT | LOADING | STALE,                  A.CONNECTION, None, client_info,
-        "Returns information about the connection.", group="connection", since="6.2.0"),
-    cmd("client|list",     -2,   NOSCRIPT | LOADING | STALE,                  A.CONNECTION, None, client_list,
-        "Lists open connections.", group="connection", since="2.4.0", complexity="O(N)",
-        syntax="[TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]"),
-    cmd("client|unblock",  -3,   NOSCRIPT | LOADING | STALE,                  A.CONNECTION, None, client_unblock,
-        "Unblocks a client blocked by a blocking command from a different connection.",
-        group="connection", since="5.0.0", complexity="O(log N) where N is the number of client connections",
+    cmd("client",          -2,   NONE,                                        A.NONE,       None, None,
+        "Groups the commands about client connections.", group="connection",
+        since="2.4.0", complexity="Depends on subcommand."),
+    cmd("client|caching",   3,   _CL,                                         A.CONNECTION, None, client_caching,
+        "Chooses whether the next command's keys are tracked (tracking is not supported).",
+        group="connection", since="6.0.0", syntax="<YES | NO>"),
+    cmd("client|getname",   2,   _CL,                                         A.CONNECTION, None, client_getname,
+        "Returns this connection's name.", group="connection", since="2.6.9"),
+    cmd("client|getredir",  2,   _CL,                                         A.CONNECTION, None, client_getredir,
+        "Returns where tracking notifications are redirected (never: -1).",
+        group="connection", since="6.0.0"),
+    cmd("client|help",      2,   LOADING | STALE,                             A.CONNECTION, None, client_help,
+        "Explains the CLIENT subcommands.", group="connection", since="5.0.0"),
+    cmd("client|id",        2,   _CL,                                         A.CONNECTION, None, client_id,
+        "Returns this connection's ID.", group="connection", since="5.0.0"),
+    cmd("client|info",      2,   _CL,                                         A.CONNECTION, None, client_info,
+        "Describes this connection in one CLIENT LIST line.", group="connection",
+        since="6.2.0", tips=("nondeterministic_output",)),
+    cmd("client|kill",     -3,   ADMIN | _CL,                                 A.CONNECTION, None, client_kill,
+        "Closes the connections that match an address or filters.", group="connection",
+        since="2.4.0", complexity="O(N) where N is the number of client connections",
+        syntax="<ip:port | <[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | REPLICA | "
+               "PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | [SKIPME <YES | "
+               "NO>] | [MAXAGE maxage] [[ID client-id] | [TYPE <NORMAL | MASTER | SLAVE | "
+               "REPLICA | PUBSUB>] | [USER username] | [ADDR ip:port] | [LADDR ip:port] | "
+               "[SKIPME <YES | NO>] | [MAXAGE maxage] ...]>>"),
+    cmd("client|list",     -2,   ADMIN | _CL,                                 A.CONNECTION, None, client_list,
+        "Describes every connection, one line each.", group="connection", since="2.4.0",
+        complexity="O(N) where N is the number of client connections",
+        syntax="[TYPE <NORMAL | MASTER | REPLICA | PUBSUB>] [ID client-id [client-id ...]]",
+        tips=("nondeterministic_output",)),
+    cmd("client|no-evict",  3,   ADMIN | _CL,                                 A.CONNECTION, None, client_no_evict,
+        "Exempts this connection from client eviction.", group="connection", since="7.0.0",
+        syntax="<ON | OFF>"),
+    cmd("client|no-touch",  3,   _CL,                                         A.CONNECTION, None, client_no_touch,
+        "Keeps this connection's commands from changing the keys' access time.",
+        group="connection", since="7.2.0", syntax="<ON | OFF>"),
+    cmd("client|pause",    -3,   ADMIN | _CL,                                 A.CONNECTION, None, client_pause,
+        "Holds the commands of every client, or only the writes, for a while.",
+        group="connection", since="3.0.0", syntax="timeout [WRITE | ALL]"),
+    cmd("client|reply",     3,   _CL,                                         A.CONNECTION, None, client_reply,
+        "Turns the replies to this connection on or off, or skips the next one.",
+        group="connection", since="3.2.0", syntax="<ON | OFF | SKIP>"),
+    cmd("client|setinfo",   4,   _CL,                                         A.CONNECTION, None, client_setinfo,
+        "Records the client library's name or version.", group="connection",
+        since="7.2.0", syntax="<LIB-NAME libname | LIB-VER libver>",
+        tips=("request_policy:all_nodes", "response_policy:all_succeeded")),
+    cmd("client|setname",   3,   _CL,                                         A.CONNECTION, None, client_setname,
+        "Names this connection.", group="connection", since="2.6.9",
+        syntax="connection-name"),
+    cmd("client|tracking", -3,   _CL,                                         A.CONNECTION, None, client_tracking,
+        "Turns client-side caching on (not supported) or off.", group="connection",
+        since="6.0.0", complexity="O(1). Some options may introduce additional complexity.",
+        syntax="<ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] "
+               "[OPTIN] [OPTOUT] [NOLOOP]"),
+    cmd("client|trackinginfo", 2, _CL,                                        A.CONNECTION, None, client_trackinginfo,
+        "Describes this connection's tracking state (always off).", group="connection",
+        since="6.2.0"),
+    cmd("client|unblock",  -3,   ADMIN | _CL,                                 A.CONNECTION, None, client_unblock,
+        "Wakes a client blocked in a blocking command.", group="connection",
+        since="5.0.0", complexity="O(log N) where N is the number of client connections",
         syntax="client-id [TIMEOUT | ERROR]"),
+    cmd("client|unpause",   2,   ADMIN | _CL,                                 A.CONNECTION, None, client_unpause,
+        "Ends a CLIENT PAUSE now.", group="connection", since="6.2.0",
+        complexity="O(N) Where N is the number of paused clients"),
 )
-

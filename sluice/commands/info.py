@@ -1,13 +1,21 @@
 """INFO [section ...]: Redis's sections and field names.
 
-Mirrors Redis's ``genRedisInfoString`` (server.c). Sections: server, clients, memory,
-persistence, stats, replication, cpu, commandstats, errorstats, keyspace; ``all``,
-``everything`` and ``default`` as Redis defines them.
+Mirrors Redis's ``genRedisInfoString`` (server.c): the sections server, clients, memory,
+persistence, stats, replication, cpu, modules, commandstats, errorstats, latencystats, cluster
+and keyspace, always printed in that order whatever order they were asked in; ``default``,
+``all`` and ``everything`` as Redis defines them; unknown names are ignored. Field names and
+order are Redis 7's; fields that only newer Redis prints (``total_blocking_keys``,
+``acl_access_denied_*`` ...) appear where the newest Redis puts them. Values Sluice has no
+counterpart for (allocator details, replication buffers, defragmentation) are reported as 0.
+
+Sluice keeps no per-command latency histograms, so the latencystats section is empty.
 """
 
 from __future__ import annotations
 
+import os
 import resource
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,36 +30,104 @@ def _server(s: Any) -> dict[str, Any]:
 
 
 def _clients(s: Any) -> dict[str, Any]:
+    clients = list(s.clients.values())
+    held = len(s.pause.held) if hasattr(s, "pause") else 0
     return {
-        "connected_clients": len(s.clients),
+        "connected_clients": len(clients),
         "cluster_connections": 0,
         "maxclients": s.config.maxclients,
-        "client_recent_max_input_buffer": 0,
-        "client_recent_max_output_buffer": 0,
-        "blocked_clients": s.blocking.blocked_count,
+        "client_recent_max_input_buffer": max((c.reader.pending() for c in clients), default=0),
+        "client_recent_max_output_buffer": max((len(c.out) for c in clients), default=0),
+        # Clients held by CLIENT PAUSE count as blocked, as Redis counts its postponed ones.
+        "blocked_clients": s.blocking.blocked_count + held,
         "tracking_clients": 0,
-        "clients_in_timeout_table": sum(1 for c in s.clients.values() if c.bstate is not None
+        "pubsub_clients": sum(1 for c in clients if c.kind == "pubsub"),
+        "watching_clients": sum(1 for c in clients if c.watched),
+        "clients_in_timeout_table": sum(1 for c in clients if c.bstate is not None
                                         and c.bstate.deadline_ms),
+        "total_watched_keys": len(s.watched_keys),
+        "total_blocking_keys": len(s.blocking.blocking_keys),
+        "total_blocking_keys_on_nokey": sum(
+            1 for queue in s.blocking.blocking_keys.values()
+            if any(c.bstate is not None and c.bstate.unblock_on_nokey for c in queue)),
     }
 
 
-def _memory(s: Any) -> dict[str, Any]:
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+def _rss() -> int:
     try:
         with open("/proc/self/statm") as f:
-            rss = int(f.read().split()[1]) * resource.getpagesize()
+            return int(f.read().split()[1]) * resource.getpagesize()
     except OSError:
-        pass
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def _total_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return 0
+
+
+def _memory(s: Any) -> dict[str, Any]:
+    # Python has no allocator statistics worth reporting: the process RSS stands in for
+    # used_memory, and the peak is the highest RSS seen by INFO.
+    rss = _rss()
+    peak = max(rss, getattr(s, "info_peak_memory", 0))
+    s.info_peak_memory = peak
+    total = _total_memory()
+    maxmemory = s.config.maxmemory
     return {
         "used_memory": rss,
         "used_memory_human": _human(rss),
         "used_memory_rss": rss,
         "used_memory_rss_human": _human(rss),
-        "used_memory_peak": rss,
-        "maxmemory": 0,
-        "maxmemory_human": "0B",
+        "used_memory_peak": peak,
+        "used_memory_peak_human": _human(peak),
+        "used_memory_peak_perc": f"{100 * rss / peak:.2f}%",
+        "used_memory_overhead": 0,
+        "used_memory_startup": 0,
+        "used_memory_dataset": rss,
+        "used_memory_dataset_perc": "100.00%",
+        "allocator_allocated": rss,
+        "allocator_active": rss,
+        "allocator_resident": rss,
+        "total_system_memory": total,
+        "total_system_memory_human": _human(total),
+        "used_memory_lua": 0,
+        "used_memory_vm_eval": 0,
+        "used_memory_lua_human": "0B",
+        "used_memory_scripts_eval": 0,
+        "number_of_cached_scripts": 0,
+        "number_of_functions": 0,
+        "number_of_libraries": 0,
+        "used_memory_vm_functions": 0,
+        "used_memory_vm_total": 0,
+        "used_memory_vm_total_human": "0B",
+        "used_memory_functions": 0,
+        "used_memory_scripts": 0,
+        "used_memory_scripts_human": "0B",
+        "maxmemory": maxmemory,
+        "maxmemory_human": _human(maxmemory),
         "maxmemory_policy": "noeviction",
+        "allocator_frag_ratio": "1.00",
+        "allocator_frag_bytes": 0,
+        "allocator_rss_ratio": "1.00",
+        "allocator_rss_bytes": 0,
+        "rss_overhead_ratio": "1.00",
+        "rss_overhead_bytes": 0,
+        "mem_fragmentation_ratio": "1.00",
+        "mem_fragmentation_bytes": 0,
+        "mem_not_counted_for_evict": 0,
+        "mem_replication_backlog": 0,
+        "mem_total_replication_buffers": 0,
+        "mem_clients_slaves": 0,
+        "mem_clients_normal": sum(len(c.out) + c.reader.pending() for c in s.clients.values()),
+        "mem_cluster_links": 0,
+        "mem_aof_buffer": 0,
         "mem_allocator": "pymalloc",
+        "active_defrag_running": 0,
+        "lazyfree_pending_objects": 0,
+        "lazyfreed_objects": 0,
     }
 
 
@@ -80,15 +156,53 @@ def _stats(s: Any) -> dict[str, Any]:
         "instantaneous_ops_per_sec": 0,
         "total_net_input_bytes": st["total_net_input_bytes"],
         "total_net_output_bytes": st["total_net_output_bytes"],
+        "total_net_repl_input_bytes": 0,
+        "total_net_repl_output_bytes": 0,
+        "instantaneous_input_kbps": "0.00",
+        "instantaneous_output_kbps": "0.00",
+        "instantaneous_input_repl_kbps": "0.00",
+        "instantaneous_output_repl_kbps": "0.00",
         "rejected_connections": st["rejected_connections"],
+        "sync_full": 0,
+        "sync_partial_ok": 0,
+        "sync_partial_err": 0,
         "expired_keys": st["expired_keys"],
+        "expired_stale_perc": "0.00",
+        "expired_time_cap_reached_count": 0,
+        "expire_cycle_cpu_milliseconds": 0,
         "evicted_keys": 0,
+        "evicted_clients": 0,
+        "total_eviction_exceeded_time": 0,
+        "current_eviction_exceeded_time": 0,
         "keyspace_hits": st["keyspace_hits"],
         "keyspace_misses": st["keyspace_misses"],
         "pubsub_channels": 0,
         "pubsub_patterns": 0,
+        "pubsubshard_channels": 0,
+        "latest_fork_usec": st["latest_fork_usec"],
+        "total_forks": st["total_forks"],
+        "migrate_cached_sockets": 0,
+        "slave_expires_tracked_keys": 0,
+        "active_defrag_hits": 0,
+        "active_defrag_misses": 0,
+        "active_defrag_key_hits": 0,
+        "active_defrag_key_misses": 0,
+        "total_active_defrag_time": 0,
+        "current_active_defrag_time": 0,
+        "tracking_total_keys": 0,
+        "tracking_total_items": 0,
+        "tracking_total_prefixes": 0,
+        "unexpected_error_replies": 0,
         "total_error_replies": st["total_error_replies"],
-        "total_blocking_keys": len(s.blocking.blocking_keys),
+        "dump_payload_sanitizations": 0,
+        "total_reads_processed": st["total_reads_processed"],
+        "total_writes_processed": st["total_writes_processed"],
+        "io_threaded_reads_processed": 0,
+        "io_threaded_writes_processed": 0,
+        "client_query_buffer_limit_disconnections": st["client_query_buffer_limit_disconnections"],
+        "client_output_buffer_limit_disconnections": st["client_output_buffer_limit_disconnections"],
+        "reply_buffer_shrinks": 0,
+        "reply_buffer_expands": 0,
         "acl_access_denied_auth": st["acl_access_denied_auth"],
         "acl_access_denied_cmd": st["acl_access_denied_cmd"],
         "acl_access_denied_key": st["acl_access_denied_key"],
@@ -114,12 +228,20 @@ def _replication(s: Any) -> dict[str, Any]:
 
 def _cpu(s: Any) -> dict[str, Any]:
     ru = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    thread = time.thread_time()  # the event loop's thread: Redis's main thread
     return {
         "used_cpu_sys": f"{ru.ru_stime:.6f}",
         "used_cpu_user": f"{ru.ru_utime:.6f}",
-        "used_cpu_sys_children": "0.000000",
-        "used_cpu_user_children": "0.000000",
+        "used_cpu_sys_children": f"{children.ru_stime:.6f}",
+        "used_cpu_user_children": f"{children.ru_utime:.6f}",
+        "used_cpu_sys_main_thread": f"{ru.ru_stime:.6f}",
+        "used_cpu_user_main_thread": f"{thread:.6f}",
     }
+
+
+def _none(s: Any) -> dict[str, Any]:
+    return {}
 
 
 def _commandstats(s: Any) -> dict[str, Any]:
@@ -144,53 +266,75 @@ def _errorstats(s: Any) -> dict[str, Any]:
     return {f"errorstat_{code}": f"count={n}" for code, n in sorted(s.error_stats.items())}
 
 
+def _cluster(s: Any) -> dict[str, Any]:
+    return {"cluster_enabled": 0}
+
+
 def _keyspace(s: Any) -> dict[str, Any]:
     out = {}
+    now = s.keyspace.clock.now_ms()
     for db in s.keyspace.dbs:
         if len(db):
-            out[f"db{db.id}"] = f"keys={len(db)},expires={len(db.expires)},avg_ttl=0"
+            expires = db.expires
+            ttls = [when - now for when in expires.values() if when > now] if expires else []
+            avg_ttl = sum(ttls) // len(ttls) if ttls else 0
+            out[f"db{db.id}"] = f"keys={len(db)},expires={len(expires)},avg_ttl={avg_ttl}"
     return out
 
 
-SECTIONS: dict[str, Callable[[Any], dict[str, Any]]] = {
-    "server": _server,
-    "clients": _clients,
-    "memory": _memory,
-    "persistence": _persistence,
-    "stats": _stats,
-    "replication": _replication,
-    "cpu": _cpu,
-    "commandstats": _commandstats,
-    "errorstats": _errorstats,
-    "keyspace": _keyspace,
+# Every section, in the order INFO prints them, with its title.
+SECTIONS: dict[str, tuple[str, Callable[[Any], dict[str, Any]]]] = {
+    "server": ("Server", _server),
+    "clients": ("Clients", _clients),
+    "memory": ("Memory", _memory),
+    "persistence": ("Persistence", _persistence),
+    "stats": ("Stats", _stats),
+    "replication": ("Replication", _replication),
+    "cpu": ("CPU", _cpu),
+    "modules": ("Modules", _none),
+    "commandstats": ("Commandstats", _commandstats),
+    "errorstats": ("Errorstats", _errorstats),
+    "latencystats": ("Latencystats", _none),
+    "cluster": ("Cluster", _cluster),
+    "keyspace": ("Keyspace", _keyspace),
 }
-DEFAULT = ("server", "clients", "memory", "persistence", "stats", "replication", "cpu",
-           "keyspace", "errorstats")
+DEFAULT = frozenset(("server", "clients", "memory", "persistence", "stats", "replication",
+                     "cpu", "modules", "errorstats", "cluster", "keyspace"))
+ALL = frozenset(SECTIONS)
 
 
-def _human(n: int) -> str:
-    for unit in ("B", "K", "M", "G"):
-        if n < 1024:
-            return f"{n:.2f}{unit}" if unit != "B" else f"{n}B"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n:.2f}T"
+def _human(n: int | float) -> str:
+    """Bytes as Redis's ``bytesToHuman``: 996.38K, 1.11M, 0B."""
+    if n < 1024:
+        return f"{int(n)}B"
+    for unit in ("K", "M", "G", "T", "P"):
+        n /= 1024
+        if n < 1024 or unit == "P":
+            return f"{n:.2f}{unit}"
+    return f"{n:.2f}P"
+
+
+def wanted_sections(names: list[bytes]) -> set[str]:
+    wanted: set[str] = set()
+    for raw in names or [b"default"]:
+        name = raw.decode(errors="replace").lower()
+        if name in ("all", "everything"):
+            wanted |= ALL
+        elif name == "default":
+            wanted |= DEFAULT
+        elif name in SECTIONS:
+            wanted.add(name)
+    return wanted
 
 
 def info_text(server: Any, sections: list[bytes]) -> str:
-    wanted: list[str] = []
-    for raw in sections or [b"default"]:
-        name = raw.decode(errors="replace").lower()
-        if name in ("all", "everything"):
-            wanted.extend(SECTIONS)
-        elif name == "default":
-            wanted.extend(DEFAULT)
-        elif name in SECTIONS:
-            wanted.append(name)
+    wanted = wanted_sections(sections)
     parts = []
-    for name in dict.fromkeys(wanted):
-        fields = SECTIONS[name](server)
-        lines = [f"# {name.capitalize() if name not in ('cpu',) else 'CPU'}"]
-        lines.extend(f"{k}:{v}" for k, v in fields.items())
+    for name, (title, fields_of) in SECTIONS.items():
+        if name not in wanted:
+            continue
+        lines = [f"# {title}"]
+        lines.extend(f"{k}:{v}" for k, v in fields_of(server).items())
         parts.append("\r\n".join(lines))
     return "\r\n\r\n".join(parts) + "\r\n" if parts else ""
 
@@ -200,9 +344,9 @@ def info(ctx: Any, args: Args) -> Any:
 
 
 COMMANDS = (
-    #   name   arity  flags            acl         keys  handler
+    #   name   arity  flags            acl          keys  handler
     cmd("info",  -1,  LOADING | STALE, A.DANGEROUS, None, info,
-        "Returns information and statistics about the server.", group="server",
+        "Reports facts and statistics about the server, by section.", group="server",
         complexity="O(1)", syntax="[section [section ...]]", tips=("nondeterministic_output",
         "request_policy:all_shards", "response_policy:special")),
 )

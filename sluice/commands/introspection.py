@@ -237,6 +237,25 @@ def _target(table: dict[bytes, Cmd], argv: list[bytes]) -> Cmd | None:
     return c
 
 
+def _set_key_flags(argv: list[bytes]) -> K:
+    """SET: with GET the old value is read (RW, access), otherwise just overwritten (OW)."""
+    if any(a.lower() == b"get" for a in argv[3:]):
+        return K.RW | K.ACCESS | K.UPDATE
+    return K.OW | K.UPDATE
+
+
+def _bitfield_key_flags(argv: list[bytes]) -> K:
+    """BITFIELD: only GET operations read; SET and INCRBY write."""
+    if any(a.lower() in (b"set", b"incrby") for a in argv[2:]):
+        return K.RW | K.ACCESS | K.UPDATE
+    return K.RO | K.ACCESS
+
+
+# Commands whose key specs say ``variable_flags``: the real flags depend on the arguments, as
+# Redis's setGetKeys / bitfieldGetKeys work them out.
+_VARIABLE_FLAGS = {"set": _set_key_flags, "bitfield": _bitfield_key_flags}
+
+
 def get_keys(table: dict[bytes, Cmd], argv: list[bytes]) -> list[tuple[int, K]]:
     """COMMAND GETKEYS: the keys of the full command ``argv`` (errors worded as Redis)."""
     c = _target(table, argv)
@@ -257,6 +276,10 @@ def get_keys(table: dict[bytes, Cmd], argv: list[bytes]) -> list[tuple[int, K]]:
         if c.flags & F.NO_MANDATORY_KEYS:
             return []
         raise CommandError(INVALID_ARGUMENTS)
+    flags_of = _VARIABLE_FLAGS.get(c.name)
+    if flags_of is not None and any(ks.flags & K.VARIABLE_FLAGS for ks in c.keys):
+        real = flags_of(argv)
+        keys = [(pos, real) for pos, _ in keys]
     return keys
 
 

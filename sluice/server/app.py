@@ -23,15 +23,19 @@ from typing import TYPE_CHECKING, Any
 
 from sluice import __version__
 from sluice.commands import load_table
+from sluice.commands.admin import LatencyMonitor, monitor_line
+from sluice.commands.admin import install as install_admin
+from sluice.commands.spec import F
 from sluice.protocol import ErrorReply, ProtocolError
 from sluice.storage.keyspace import Clock, Database, Keyspace
 
 from . import listen
 from .acl import AclManager
 from .blocking import BlockingManager
-from .client import Client
+from .client import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Client
 from .config import Config
 from .dispatch import call, process_command
+from .pause import ClientPause
 
 if TYPE_CHECKING:
     from sluice.commands.spec import Cmd
@@ -88,7 +92,14 @@ class Server:
         self._in_before_return = False
         self._cron: asyncio.TimerHandle | None = None
         self._shutdown: asyncio.Future[None] | None = None
-        self.paused_until = 0.0
+        self.pause = ClientPause(self)  # CLIENT PAUSE
+        self.active_expire_enabled = True  # DEBUG SET-ACTIVE-EXPIRE
+        self.latency = LatencyMonitor()  # LATENCY: spikes over latency-monitor-threshold
+        self.slow_threshold_us = 0  # the least duration SLOWLOG or LATENCY wants to see
+        self._update_slow_threshold()
+        for name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
+            self.config.on_change(name, lambda _v: self._update_slow_threshold())
+        install_admin(self)  # runtime effects of CONFIG SET (hz, proto-max-bulk-len ...)
         self.loop_name = "asyncio"
         self.config.on_change("slowlog-max-len", lambda n: self._trim_slowlog())
         # ACL users (security.md); installs self.acl only while some user is restricted.
@@ -184,6 +195,8 @@ class Server:
         self.clients.pop(client.id, None)
         self.blocking.disconnect(client)
         self.unwatch_all(client)
+        if client.postponed is not None:
+            self.pause.forget(client)
         if client.monitor:
             try:
                 self.monitors.remove(client)
@@ -203,7 +216,7 @@ class Server:
     def process_input(self, client: Client) -> None:
         """Run every complete request in the client's reader (stops while it is blocked)."""
         reader = client.reader
-        while client.bstate is None and not client.closing:
+        while client.bstate is None and client.postponed is None and not client.closing:
             try:
                 argv = reader.get()
             except ProtocolError as e:
@@ -216,6 +229,10 @@ class Server:
                 break
             process_command(self, client, argv)
             self.commands_processed += 1
+            if client.reply_mode >= REPLY_SKIP:
+                # CLIENT REPLY SKIP: the command after it gets no reply, then replies resume.
+                client.reply_mode = REPLY_SKIP if client.reply_mode == REPLY_SKIP_NEXT \
+                    else REPLY_ON
         if reader.pending() > self.config.client_query_buffer_limit:
             log.warning("Closing client that reached max query buffer length (qbuf=%d)",
                         reader.pending())
@@ -377,7 +394,9 @@ class Server:
     # -- bookkeeping ------------------------------------------------------------------------
 
     def count_error(self, message: bytes) -> None:
-        code = message.split(b" ", 1)[0].decode(errors="replace")
+        # The code is the first word, if a space comes within Redis's 32-byte window.
+        space = message.find(b" ", 0, 31)
+        code = message[:space].decode(errors="replace") if space > 0 else "ERR"
         self.error_stats[code] += 1
         self.stats["total_error_replies"] += 1
 
@@ -385,9 +404,38 @@ class Server:
         log.exception("Internal error running '%s'", cmd.name, exc_info=exc)
         return ErrorReply(f"ERR internal error running '{cmd.name}': {type(exc).__name__}".encode())
 
+    # -- CLIENT PAUSE, SLOWLOG, LATENCY, MONITOR ---------------------------------------------
+
+    def pause_clients(self, timeout_ms: int, write_only: bool) -> None:
+        self.pause.pause(timeout_ms, write_only)
+
+    def unpause_clients(self) -> None:
+        self.pause.unpause()
+
+    def _update_slow_threshold(self) -> None:
+        wanted = [self.config.slowlog_log_slower_than]
+        if self.config.latency_monitor_threshold > 0:
+            wanted.append(self.config.latency_monitor_threshold * 1000)
+        wanted = [w for w in wanted if w >= 0]
+        self.slow_threshold_us = min(wanted) if wanted else 2**63
+
+    def slow_command(self, client: Client, cmd: Cmd, argv: list[bytes], duration_us: int) -> None:
+        """A command took at least ``slow_threshold_us``: the slow log and LATENCY decide."""
+        if 0 <= self.config.slowlog_log_slower_than <= duration_us \
+                and not cmd.flags & F.SKIP_SLOWLOG:
+            self.slowlog_add(client, argv, duration_us)
+        threshold = self.config.latency_monitor_threshold
+        if threshold and duration_us // 1000 >= threshold:
+            event = "fast-command" if cmd.flags & F.FAST else "command"
+            self.latency.add(event, duration_us // 1000)
+
     def slowlog_add(self, client: Client, argv: list[bytes], duration_us: int) -> None:
         if self.config.slowlog_max_len <= 0:
             return
+        if argv[0].lower() in (b"auth", b"hello"):
+            from sluice.commands.admin import redacted
+
+            argv = redacted(argv)
         shown = [a if len(a) <= 128 else a[:128] + b"... (%d more bytes)" % (len(a) - 128) for a in argv[:32]]
         if len(argv) > 32:
             shown[-1] = b"... (%d more arguments)" % (len(argv) - 31)
@@ -401,9 +449,7 @@ class Server:
             self.slowlog.pop()
 
     def feed_monitors(self, client: Client, argv: list[bytes]) -> None:
-        t = time.time()
-        args = " ".join('"' + a.decode("latin-1").replace("\\", "\\\\").replace('"', '\\"') + '"' for a in argv)
-        line = f"+{t:.6f} [{client.db.id} {client.addr}] {args}\r\n".encode("latin-1", "replace")
+        line = monitor_line(client, argv)
         for m in self.monitors:
             if m is not client:
                 m.add_raw(line)
@@ -446,14 +492,16 @@ class Server:
     def cron(self) -> None:
         try:
             self.keyspace.update_lru_clock()  # OBJECT IDLETIME's clock, as Redis's lruclock
-            for db in self.keyspace.dbs:
-                if db.expires:
-                    db.active_expire()
+            if self.active_expire_enabled and not self.pause.mode:
+                for db in self.keyspace.dbs:
+                    if db.expires:
+                        db.active_expire()
             timeout = self.config.timeout
             if timeout:
                 now = time.time_ns() // 1_000_000
                 for client in list(self.clients.values()):
                     if (client.bstate is None and client.multi is None and not client.monitor
+                            and client.postponed is None
                             and now - client.last_ms > timeout * 1000):
                         self.close_client(client)
             if self.persistence is not None:

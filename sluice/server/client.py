@@ -42,7 +42,7 @@ class Client:
         "lib_name", "lib_ver", "user", "authenticated", "addr", "laddr", "created_ms",
         "last_ms", "argv", "cmd", "multi", "multi_error", "watched", "dirty_cas", "in_exec",
         "bstate", "reply_mode", "closing", "closed", "paused_reading", "no_evict", "no_touch",
-        "propagate_argv", "kind", "monitor", "unblocked", "__weakref__",
+        "propagate_argv", "kind", "monitor", "unblocked", "postponed", "__weakref__",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -81,6 +81,7 @@ class Client:
         self.kind = "normal"  # output buffer class: normal | pubsub | replica
         self.monitor = False
         self.unblocked = False  # queued on server.unblocked_clients
+        self.postponed: list[bytes] | None = None  # a command held by CLIENT PAUSE
 
     # -- the handler API ------------------------------------------------------------------
 
@@ -119,11 +120,8 @@ class Client:
     # -- output ----------------------------------------------------------------------------
 
     def add_reply(self, reply: Any) -> None:
-        mode = self.reply_mode
-        if mode != REPLY_ON:
-            if mode == REPLY_SKIP_NEXT:
-                self.reply_mode = REPLY_ON
-            return
+        if self.reply_mode != REPLY_ON:
+            return  # CLIENT REPLY OFF / SKIP (process_input moves SKIP along per command)
         encode_into(self.out, reply, self.resp3)
         if not self.pending_write:
             self.pending_write = True
@@ -143,6 +141,9 @@ class Client:
         if self.out and t is not None and not self.closed:
             # A fresh buffer rather than clear(): the transport may keep a view of this one.
             t.write(self.out)
+            stats = self.server.stats
+            stats["total_net_output_bytes"] += len(self.out)
+            stats["total_writes_processed"] += 1
             self.out = bytearray()
         if self.closing and not self.closed:
             self.server.close_client(self)
@@ -152,25 +153,30 @@ class Client:
         return self.bstate is not None
 
     def info_line(self) -> str:
-        """One CLIENT LIST line, with Redis's field names."""
+        """One CLIENT LIST line: Redis's fields, in the order of the newest Redis."""
         now = time.time_ns() // 1_000_000
-        flags = "N"
-        if self.multi is not None:
-            flags = "x"
-        if self.bstate is not None:
-            flags = "b"
-        if self.monitor:
-            flags = "O"
+        flags = "".join(ch for ch, on in (
+            ("O", self.monitor), ("P", self.kind == "pubsub"), ("x", self.multi is not None),
+            ("b", self.bstate is not None or self.postponed is not None),
+            ("d", self.dirty_cas), ("c", self.closing), ("u", self.unblocked),
+            ("U", self.addr.startswith("/")), ("e", self.no_evict), ("T", self.no_touch),
+        ) if on) or "N"
         cmd = self.cmd.name if self.cmd else "NULL"
         multi = len(self.multi) if self.multi is not None else -1
+        multi_mem = sum(len(a) for _, argv in self.multi or () for a in argv)
+        argv_mem = sum(len(a) for a in self.argv)
         qbuf = self.reader.pending()
+        sock = self.transport.get_extra_info("socket") if self.transport is not None else None
+        fd = sock.fileno() if sock is not None else -1
+        omem = len(self.out)
         return (
-            f"id={self.id} addr={self.addr} laddr={self.laddr} fd=8 "
+            f"id={self.id} addr={self.addr} laddr={self.laddr} fd={fd} "
             f"name={self.name.decode(errors='replace')} age={(now - self.created_ms) // 1000} "
             f"idle={(now - self.last_ms) // 1000} flags={flags} db={self.db.id} sub=0 psub=0 "
-            f"ssub=0 multi={multi} qbuf={qbuf} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 "
-            f"obl=0 oll=0 omem={len(self.out)} tot-mem={len(self.out) + qbuf} events=r "
-            f"cmd={cmd} user={self.user} redir=-1 resp={3 if self.resp3 else 2} "
+            f"ssub=0 multi={multi} watch={len(self.watched)} qbuf={qbuf} qbuf-free=0 "
+            f"argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
+            f"tot-mem={omem + qbuf + argv_mem + multi_mem} events=r cmd={cmd} user={self.user} "
+            f"redir=-1 resp={3 if self.resp3 else 2} "
             f"lib-name={self.lib_name.decode(errors='replace')} "
             f"lib-ver={self.lib_ver.decode(errors='replace')}"
         )

@@ -197,7 +197,7 @@ PARAMS: list[Param] = [
     Param("bind", "special", ["127.0.0.1", "-::1"], parse=_parse_list, render=_render_list),
     Param("protected-mode", "bool", True),
     Param("requirepass", "string", "", flags=HIDDEN),
-    Param("maxclients", "int", 10000, 1, 2**31 - 1),
+    Param("maxclients", "int", 10000, 1, 2**32 - 1),
     Param("timeout", "int", 0, 0, 2**31 - 1),
     Param("tcp-keepalive", "int", 300, 0, 2**31 - 1),
     Param("tcp-backlog", "int", 511, 0, 2**31 - 1, flags=IMMUTABLE),
@@ -211,7 +211,7 @@ PARAMS: list[Param] = [
     Param("client-query-buffer-limit", "memory", 1024 * 1024 * 1024, 1024 * 1024),
     Param("client-output-buffer-limit", "special", dict(DEFAULT_OBUF), parse=_parse_obuf,
           render=_render_obuf),
-    Param("hz", "int", 10, 1, 500),
+    Param("hz", "int", 10, 0, 2**31 - 1),  # clamped to 1..500 where used
     Param("stream-node-max-entries", "int", 100, 0, 2**63 - 1),
     Param("stream-node-max-bytes", "memory", 4096, 0, 2**63 - 1),
     Param("list-max-listpack-size", "int", -2, -5, 2**31 - 1, aliases=("list-max-ziplist-size",)),
@@ -322,7 +322,7 @@ class Config:
             if p is None:
                 raise ConfigError(f"Unknown option or number of arguments for CONFIG SET - '{name}'")
             if p.name in seen:
-                raise ConfigError(f"duplicate parameter - '{name}'")
+                raise ConfigError(f"CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter")
             seen.add(p.name)
             if p.flags & MULTI and not at_start:
                 raise ConfigError(f"Unknown option or number of arguments for CONFIG SET - '{name}'")

@@ -8,6 +8,7 @@ stats, slowlog, dirty counter, AOF propagation, MONITOR). EXEC and re-run blocke
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from .security import check_protected_command
 if TYPE_CHECKING:
     from .app import Server
 
+log = logging.getLogger("sluice")
 _perf_ns = time.perf_counter_ns
 # Commands that run at once inside MULTI instead of being queued.
 _MULTI_IMMEDIATE = frozenset((b"exec", b"discard", b"multi", b"watch", b"quit", b"reset"))
@@ -50,6 +52,7 @@ def lookup(table: dict[bytes, Cmd], argv: list[bytes]) -> Cmd | CommandError:
     arity = cmd.arity
     n = len(argv)
     if (arity > 0 and n != arity) or n < -arity:
+        cmd.rejected_calls += 1  # INFO commandstats counts arity errors as rejected calls
         return wrong_arity(cmd.name)
     return cmd
 
@@ -61,6 +64,9 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
     if cmd is None or cmd.subcommands:
         found = lookup(server.table, argv)
         if type(found) is CommandError:
+            if argv[0].lower() in _CROSS_PROTOCOL:
+                security_warning(client)
+                return
             reject(server, client, found, None)
             return
         cmd = found  # type: ignore[assignment]
@@ -89,6 +95,9 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         # Redis's writeCommandsDeniedByDiskError: refuse writes (and PING) until the disk heals
         reject(server, client, CommandError(server.disk_error), cmd)
         return
+    if server.pause.mode and server.pause.must_hold(client, cmd):
+        server.pause.hold(client, argv)  # CLIENT PAUSE: run when the pause ends
+        return
     if client.multi is not None and argv[0].lower() not in _MULTI_IMMEDIATE:
         if cmd.flags & F.NO_MULTI:
             reject(server, client, CommandError("ERR Command not allowed inside a transaction"), cmd)
@@ -103,6 +112,26 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         # Serve the keys this command made ready before the client's next command runs, as
         # Redis's processCommand does: LPUSH k v; LLEN k in one pipeline sees v already taken.
         server.blocking.handle_clients_blocked_on_keys()
+
+
+# Commands that mean an HTTP request reached us (a browser tricked into talking to the server).
+_CROSS_PROTOCOL = frozenset((b"post", b"host:"))
+_last_security_log = 0.0
+
+
+def security_warning(client: Client) -> None:
+    """Close a connection that sent ``POST`` or ``Host:`` without a reply, as Redis does."""
+    global _last_security_log
+    now = time.monotonic()
+    if now - _last_security_log > 60:  # Redis logs it at most once a minute
+        _last_security_log = now
+        log.warning("Possible SECURITY ATTACK detected. It looks like somebody is sending "
+                    "POST or Host: commands to Sluice. This is likely due to an attacker "
+                    "attempting to use Cross Protocol Scripting to compromise your server. "
+                    "Connection aborted.")
+    client.out = bytearray()  # replies to earlier pipelined commands are dropped as well
+    client.closing = True
+    client.server.close_client(client)
 
 
 def reject(server: Server, client: Client, err: CommandError, cmd: Cmd | None) -> None:
@@ -144,8 +173,8 @@ def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes]) -> Any:
     if type(reply) is ErrorReply:
         cmd.failed_calls += 1
         server.count_error(reply)
-    if duration >= server.config.slowlog_log_slower_than >= 0:
-        server.slowlog_add(client, argv, duration)
+    if duration >= server.slow_threshold_us:
+        server.slow_command(client, cmd, argv, duration)
     if server.dirty != dirty and server.aof is not None:
         argvs = client.propagate_argv
         if argvs is None:

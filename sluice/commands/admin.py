@@ -1,0 +1,509 @@
+"""Server administration: CONFIG, SLOWLOG, LATENCY, MONITOR, SHUTDOWN, DEBUG, and the
+scripting commands, which answer that scripting is not available yet.
+
+* CONFIG works over ``server/config.py``: GET matches globs, SET validates every pair before
+  applying any (``Config.set_many``) and runtime effects run from ``config.on_change``
+  listeners installed by ``install`` (hz is clamped to 1..500 as Redis does, a new
+  proto-max-bulk-len applies to every connection's reader, loglevel to the logger).
+  RESETSTAT zeroes INFO stats, commandstats and errorstats.
+* SLOWLOG reads ``server.slowlog`` (filled by ``Server.slow_command``); LATENCY reads the
+  ``LatencyMonitor`` below: ``command`` / ``fast-command`` events of at least
+  ``latency-monitor-threshold`` ms, 160 samples per event, one per second at most.
+* MONITOR lines are formatted by ``monitor_line`` as Redis's ``replicationFeedMonitors``:
+  ``+<unix time.us> [<db> <addr>] "arg" ...``, arguments quoted like ``sdscatrepr`` and
+  passwords of AUTH / HELLO AUTH shown as ``(redacted)``.
+* DEBUG is gated by ``enable-debug-command`` (dispatch refuses rows flagged PROTECTED before
+  they run; the handler checks again in case it is reached another way).
+
+Mirrors Redis's ``configCommand`` (config.c), ``slowlogCommand`` (slowlog.c),
+``latencyCommand`` (latency.c), ``monitorCommand``, ``shutdownCommand`` (server.c) and
+``debugCommand`` (debug.c).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import time
+from typing import Any
+
+from sluice.protocol import OK, Map, Raw, Verbatim
+
+from .args import Args
+from .errors import (
+    CONFIG_NO_FILE,
+    LATENCY_NO_SAMPLES,
+    MONITOR_IN_MULTI,
+    NO_SHUTDOWN,
+    SHUTDOWN_FAILED,
+    SLOWLOG_COUNT,
+    SYNTAX,
+    CommandError,
+    subcommand_syntax,
+)
+from .introspection import help_reply
+from .spec import (
+    ADMIN,
+    ALLOW_BUSY,
+    LOADING,
+    NO_MULTI,
+    NONE,
+    NOSCRIPT,
+    PROTECTED,
+    STALE,
+    A,
+    cmd,
+)
+
+log = logging.getLogger("sluice")
+
+_LOG_LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
+               "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
+
+
+# -- runtime effects of configuration changes ---------------------------------------------------
+
+
+def install(server: Any) -> None:
+    """Apply the settings that matter at run time whenever CONFIG SET changes them."""
+    config = server.config
+
+    def hz(value: int) -> None:
+        config.hz = min(max(value, 1), 500)  # Redis accepts any value and clamps it
+
+    def proto_max_bulk_len(value: int) -> None:
+        for client in server.clients.values():
+            client.reader.set_limits(max_bulk_len=value)
+
+    def loglevel(value: str) -> None:
+        logging.getLogger("sluice").setLevel(_LOG_LEVELS.get(value, logging.INFO))
+
+    config.on_change("hz", hz)
+    config.on_change("proto-max-bulk-len", proto_max_bulk_len)
+    config.on_change("loglevel", loglevel)
+    hz(config.hz)
+
+
+# -- CONFIG ---------------------------------------------------------------------------------------
+
+
+def config_get(ctx: Any, args: Args) -> Any:
+    return Map(ctx.server.config.get_matching(args.rest()))
+
+
+def _protected_configs_ok(ctx: Any) -> bool:
+    setting = ctx.server.config.enable_protected_configs
+    return setting == "yes" or (setting == "local" and _is_local(ctx))
+
+
+def _is_local(ctx: Any) -> bool:
+    transport = ctx.transport
+    if transport is None:
+        return True
+    peer = transport.get_extra_info("peername")
+    if isinstance(peer, tuple) and peer:
+        return str(peer[0]) in ("127.0.0.1", "::1")
+    return True  # a Unix socket
+
+
+def config_set(ctx: Any, args: Args) -> Any:
+    from sluice.server.config import ConfigError  # noqa: PLC0415 - the error type only
+
+    argv = args.rest()
+    if len(argv) % 2:
+        raise CommandError(SYNTAX)
+    pairs = [(argv[i], [argv[i + 1]]) for i in range(0, len(argv), 2)]
+    try:
+        ctx.server.config.set_many(pairs, protected_ok=_protected_configs_ok(ctx))
+    except ConfigError as e:
+        raise CommandError("ERR " + str(e)) from None
+    return OK
+
+
+def reset_stats(server: Any) -> None:
+    """CONFIG RESETSTAT: INFO stats, command stats and error stats start from zero."""
+    server.stats.clear()
+    server.error_stats.clear()
+    for c in server.table.values():
+        for row in (c, *c.subcommands.values()):
+            row.calls = row.usec = row.rejected_calls = row.failed_calls = 0
+
+
+def config_resetstat(ctx: Any, args: Args) -> Any:
+    reset_stats(ctx.server)
+    return OK
+
+
+def config_rewrite(ctx: Any, args: Args) -> Any:
+    from sluice.server.config import ConfigError  # noqa: PLC0415 - the error type only
+
+    config = ctx.server.config
+    if not config.config_file:
+        raise CommandError(CONFIG_NO_FILE)
+    try:
+        config.rewrite()
+    except ConfigError as e:
+        raise CommandError("ERR " + str(e)) from None
+    except OSError as e:
+        log.warning("CONFIG REWRITE failed: %s", e)
+        raise CommandError(f"ERR Rewriting config file: {e.strerror}") from None
+    log.info("CONFIG REWRITE executed with success.")
+    return OK
+
+
+_CONFIG_HELP = (
+    "GET <pattern> [<pattern> ...]",
+    "    Each parameter whose name matches a glob-style <pattern>, with its value.",
+    "SET <directive> <value> [<directive> <value> ...]",
+    "    Change settings; either all of them change or none does.",
+    "RESETSTAT",
+    "    Start the statistics of INFO (commandstats and errorstats included) from zero.",
+    "REWRITE",
+    "    Write the settings in effect back to the configuration file.",
+)
+
+
+def config_help(ctx: Any, args: Args) -> Any:
+    return help_reply("CONFIG", _CONFIG_HELP)
+
+
+# -- SLOWLOG --------------------------------------------------------------------------------------
+
+
+def slowlog_get(ctx: Any, args: Args) -> Any:
+    count = 10
+    if args:
+        raw = args.next()
+        if args:
+            raise subcommand_syntax(ctx.argv[1], "slowlog")
+        from .args import parse_int
+
+        count = parse_int(raw, SLOWLOG_COUNT)
+        if count < -1:
+            raise CommandError(SLOWLOG_COUNT)
+    entries = list(ctx.server.slowlog)
+    if count >= 0:
+        entries = entries[:count]
+    return entries
+
+
+def slowlog_len(ctx: Any, args: Args) -> Any:
+    return len(ctx.server.slowlog)
+
+
+def slowlog_reset(ctx: Any, args: Args) -> Any:
+    ctx.server.slowlog.clear()
+    return OK
+
+
+_SLOWLOG_HELP = (
+    "GET [<count>]",
+    "    The <count> most recent entries (10 by default, -1 for all). Each entry holds",
+    "    an ID, a unix timestamp, the duration in microseconds, the arguments, the",
+    "    client's address and the client's name.",
+    "LEN",
+    "    How many entries the slow log holds.",
+    "RESET",
+    "    Empty the slow log.",
+)
+
+
+def slowlog_help(ctx: Any, args: Args) -> Any:
+    return help_reply("SLOWLOG", _SLOWLOG_HELP)
+
+
+# -- LATENCY --------------------------------------------------------------------------------------
+
+LATENCY_SAMPLES = 160  # per event, as Redis's LATENCY_TS_LEN
+
+
+class LatencyMonitor:
+    """Latency spikes per event: at most one sample per second, the last 160 kept."""
+
+    __slots__ = ("events",)
+
+    def __init__(self) -> None:
+        # event -> (samples [(unix seconds, ms)], all-time max ms)
+        self.events: dict[str, tuple[collections.deque[list[int]], list[int]]] = {}
+
+    def add(self, event: str, ms: int, now: int | None = None) -> None:
+        now = int(time.time()) if now is None else now
+        entry = self.events.get(event)
+        if entry is None:
+            entry = (collections.deque(maxlen=LATENCY_SAMPLES), [0])
+            self.events[event] = entry
+        samples, peak = entry
+        peak[0] = max(peak[0], ms)
+        if samples and samples[-1][0] == now:  # one sample per second: keep the worst
+            samples[-1][1] = max(samples[-1][1], ms)
+        else:
+            samples.append([now, ms])
+
+    def latest(self) -> list[list[Any]]:
+        return [[name.encode(), samples[-1][0], samples[-1][1], peak[0]]
+                for name, (samples, peak) in self.events.items() if samples]
+
+    def history(self, event: bytes) -> list[list[int]]:
+        entry = self.events.get(event.decode(errors="replace"))
+        return [list(s) for s in entry[0]] if entry else []
+
+    def reset(self, events: list[bytes]) -> int:
+        if not events:
+            n = len(self.events)
+            self.events.clear()
+            return n
+        n = 0
+        for raw in events:
+            if self.events.pop(raw.decode(errors="replace"), None) is not None:
+                n += 1
+        return n
+
+
+def latency_latest(ctx: Any, args: Args) -> Any:
+    return ctx.server.latency.latest()
+
+
+def latency_history(ctx: Any, args: Args) -> Any:
+    return ctx.server.latency.history(args.next())
+
+
+def latency_reset(ctx: Any, args: Args) -> Any:
+    return ctx.server.latency.reset(args.rest())
+
+
+def latency_graph(ctx: Any, args: Args) -> Any:
+    event = args.next()
+    samples = ctx.server.latency.history(event)
+    if not samples:
+        raise CommandError(LATENCY_NO_SAMPLES % event.decode(errors="replace"))
+    peak = max(ms for _, ms in samples) or 1
+    now = int(time.time())
+    name = event.decode(errors="replace")
+    lines = [f"{name} - high {peak} ms, low {min(ms for _, ms in samples)} ms "
+             f"(all time high {ctx.server.latency.events[name][1][0]} ms)", "-" * 72]
+    for ts, ms in samples[-LATENCY_SAMPLES:]:
+        bar = "#" * max(1, round(40 * ms / peak))
+        lines.append(f"{now - ts:>6}s ago {ms:>8} ms |{bar}")
+    return Verbatim(("\n".join(lines) + "\n").encode())
+
+
+def latency_doctor(ctx: Any, args: Args) -> Any:
+    server = ctx.server
+    threshold = server.config.latency_monitor_threshold
+    if not threshold:
+        text = ("Latency monitoring is off on this server. Turn it on with "
+                "CONFIG SET latency-monitor-threshold <milliseconds>: every command that "
+                "takes at least that long is then recorded, and this report describes the "
+                "spikes.\n")
+        return Verbatim(text.encode())
+    events = server.latency.events
+    if not events:
+        return Verbatim(f"No latency spike of {threshold} ms or more has been recorded since "
+                        "the monitor was turned on or last reset.\n".encode())
+    lines = [f"Latency spikes of {threshold} ms or more, per event:", ""]
+    for name, (samples, peak) in events.items():
+        values = [ms for _, ms in samples]
+        avg = sum(values) / len(values) if values else 0
+        lines.append(f"* {name}: {len(values)} spikes recorded, average {avg:.0f} ms, "
+                     f"worst {peak[0]} ms.")
+    lines += ["", "Slow commands are listed by SLOWLOG GET. Long-running commands over "
+              "large values (KEYS, SMEMBERS, LRANGE of a whole list, DEBUG SLEEP) are the "
+              "usual cause; so are a slow disk with appendfsync always, and swapping."]
+    return Verbatim(("\n".join(lines) + "\n").encode())
+
+
+def latency_histogram(ctx: Any, args: Args) -> Any:
+    # Sluice does not keep per-command latency histograms (latency-tracking): no entries.
+    return Map()
+
+
+_LATENCY_HELP = (
+    "DOCTOR",
+    "    A report, in words, on the latency spikes recorded.",
+    "GRAPH <event>",
+    "    A text chart of the samples of <event>.",
+    "HISTORY <event>",
+    "    The timestamp and latency of each sample of <event>.",
+    "LATEST",
+    "    The latest and the highest sample of every event.",
+    "RESET [<event> ...]",
+    "    Forget the samples of the given events (of all events when none is given).",
+    "HISTOGRAM [<command> ...]",
+    "    Per-command latency histograms (Sluice keeps none: the reply is empty).",
+)
+
+
+def latency_help(ctx: Any, args: Args) -> Any:
+    return help_reply("LATENCY", _LATENCY_HELP)
+
+
+# -- MONITOR --------------------------------------------------------------------------------------
+
+_ESCAPES = {ord("\\"): b"\\\\", ord('"'): b'\\"', ord("\n"): b"\\n", ord("\r"): b"\\r",
+            ord("\t"): b"\\t", 7: b"\\a", 8: b"\\b"}
+_REPR = [_ESCAPES.get(i) or (bytes((i,)) if 32 <= i < 127 else b"\\x%02x" % i)
+         for i in range(256)]
+_REDACTED = b"(redacted)"
+
+
+def quote_arg(arg: bytes) -> bytes:
+    """An argument quoted as Redis's ``sdscatrepr``: printable ASCII kept, the rest escaped."""
+    if arg.isalnum() and arg.isascii():
+        return b'"' + arg + b'"'
+    return b'"' + b"".join(_REPR[b] for b in arg) + b'"'
+
+
+def redacted(argv: list[bytes]) -> list[bytes]:
+    """Passwords never reach MONITOR (or the slow log): AUTH and HELLO ... AUTH user pass."""
+    name = argv[0].lower()
+    if name == b"auth":
+        return [argv[0]] + [_REDACTED] * (len(argv) - 1)
+    if name == b"hello":
+        out = list(argv)
+        for i in range(2, len(argv)):
+            if argv[i].lower() == b"auth":
+                for j in (i + 1, i + 2):
+                    if j < len(out):
+                        out[j] = _REDACTED
+                break
+        return out
+    return argv
+
+
+def monitor_line(client: Any, argv: list[bytes], now: float | None = None) -> bytes:
+    """One MONITOR line for a command ``client`` ran."""
+    t = time.time() if now is None else now
+    addr = client.addr
+    if addr.startswith("/"):
+        addr = "unix:" + addr
+    args = b" ".join(quote_arg(a) for a in redacted(argv))
+    return b"+%.6f [%d %s] %s\r\n" % (t, client.db.id, addr.encode(), args)
+
+
+def monitor(ctx: Any, args: Args) -> Any:
+    if ctx.in_exec:
+        raise CommandError(MONITOR_IN_MULTI)
+    if ctx.monitor:
+        return Raw(b"")  # already monitoring: Redis ignores it without a reply
+    ctx.monitor = True
+    ctx.server.monitors.append(ctx)
+    return OK
+
+
+# -- SHUTDOWN -------------------------------------------------------------------------------------
+
+
+def shutdown(ctx: Any, args: Args) -> Any:
+    save: bool | None = None
+    force = abort = False
+    for opt in args.rest():
+        word = opt.upper()
+        if word == b"NOSAVE" and save is None:
+            save = False
+        elif word == b"SAVE" and save is None:
+            save = True
+        elif word == b"NOW":
+            pass  # no replicas to wait for
+        elif word == b"FORCE":
+            force = True
+        elif word == b"ABORT":
+            abort = True
+        else:
+            raise CommandError(SYNTAX)
+    if abort:
+        if save is not None or force or len(ctx.argv) > 2:
+            raise CommandError(SYNTAX)
+        raise CommandError(NO_SHUTDOWN)  # a shutdown never waits here: none to abort
+    server = ctx.server
+    for owner in (getattr(server, "persistence", None), server.aof):
+        hook = getattr(owner, "shutdown_save", None)
+        if hook is not None:
+            error = hook(save)
+            if error and not force:
+                log.warning("SHUTDOWN refused: %s", error)
+                raise CommandError(SHUTDOWN_FAILED)
+            break
+    log.warning("User requested shutdown...")
+    server.request_shutdown()
+    ctx.closing = True
+    return Raw(b"")  # the connection closes without a reply, as on Redis
+
+
+from .debug import debug  # noqa: E402 - DEBUG has a module of its own; its row is here
+
+_ADM = ADMIN | NOSCRIPT | LOADING | STALE
+_LATENCY_TIPS = ("nondeterministic_output", "request_policy:all_nodes",
+                 "response_policy:special")
+_ALL_NODES_OK = ("request_policy:all_nodes", "response_policy:all_succeeded")
+
+COMMANDS = (
+    #   name                 arity  flags                    acl           keys  handler
+    cmd("config",              -2,  NONE,                    A.NONE,       None, None,
+        "Groups the commands that read and change the configuration.", group="server",
+        since="2.0.0", complexity="Depends on subcommand."),
+    cmd("config|get",          -3,  _ADM,                    A.NONE,       None, config_get,
+        "Reads the value of the settings whose names match the patterns.", group="server",
+        since="2.0.0", complexity="O(N) when N is the number of configuration parameters provided",
+        syntax="parameter [parameter ...]"),
+    cmd("config|set",          -4,  _ADM,                    A.NONE,       None, config_set,
+        "Changes settings, all or none of them.", group="server", since="2.0.0",
+        complexity="O(N) when N is the number of configuration parameters provided",
+        syntax="parameter value [parameter value ...]", tips=_ALL_NODES_OK),
+    cmd("config|resetstat",     2,  _ADM,                    A.NONE,       None, config_resetstat,
+        "Starts the statistics reported by INFO from zero.", group="server", since="2.0.0"),
+    cmd("config|rewrite",       2,  _ADM,                    A.NONE,       None, config_rewrite,
+        "Writes the settings in effect back to the configuration file.", group="server",
+        since="2.8.0"),
+    cmd("config|help",          2,  LOADING | STALE,         A.NONE,       None, config_help,
+        "Explains the CONFIG subcommands.", group="server", since="5.0.0"),
+    cmd("slowlog",             -2,  NONE,                    A.NONE,       None, None,
+        "Groups the commands that read and clear the slow log.", group="server",
+        since="2.2.12", complexity="Depends on subcommand."),
+    cmd("slowlog|get",         -2,  ADMIN | LOADING | STALE, A.NONE,       None, slowlog_get,
+        "Returns the most recent entries of the slow log.", group="server", since="2.2.12",
+        complexity="O(N) where N is the number of entries returned", syntax="[count]",
+        tips=("request_policy:all_nodes", "nondeterministic_output")),
+    cmd("slowlog|len",          2,  ADMIN | LOADING | STALE, A.NONE,       None, slowlog_len,
+        "Returns how many entries the slow log holds.", group="server", since="2.2.12",
+        tips=("request_policy:all_nodes", "response_policy:agg_sum",
+              "nondeterministic_output")),
+    cmd("slowlog|reset",        2,  ADMIN | LOADING | STALE, A.NONE,       None, slowlog_reset,
+        "Empties the slow log.", group="server", since="2.2.12",
+        complexity="O(N) where N is the number of entries in the slowlog", tips=_ALL_NODES_OK),
+    cmd("slowlog|help",         2,  LOADING | STALE,         A.NONE,       None, slowlog_help,
+        "Explains the SLOWLOG subcommands.", group="server", since="6.2.0"),
+    cmd("latency",             -2,  NONE,                    A.NONE,       None, None,
+        "Groups the latency diagnostics commands.", group="server", since="2.8.13",
+        complexity="Depends on subcommand."),
+    cmd("latency|latest",       2,  _ADM,                    A.NONE,       None, latency_latest,
+        "Returns the latest and the highest latency sample of each event.", group="server",
+        since="2.8.13", tips=_LATENCY_TIPS),
+    cmd("latency|history",      3,  _ADM,                    A.NONE,       None, latency_history,
+        "Returns the latency samples of an event.", group="server", since="2.8.13",
+        syntax="event", tips=_LATENCY_TIPS),
+    cmd("latency|reset",       -2,  _ADM,                    A.NONE,       None, latency_reset,
+        "Forgets the latency samples of some or all events.", group="server",
+        since="2.8.13", syntax="[event [event ...]]", tips=_ALL_NODES_OK),
+    cmd("latency|graph",        3,  _ADM,                    A.NONE,       None, latency_graph,
+        "Draws the latency samples of an event as text.", group="server", since="2.8.13",
+        syntax="event", tips=_LATENCY_TIPS),
+    cmd("latency|doctor",       2,  _ADM,                    A.NONE,       None, latency_doctor,
+        "Describes the recorded latency spikes in words.", group="server", since="2.8.13",
+        tips=_LATENCY_TIPS),
+    cmd("latency|histogram",   -2,  _ADM,                    A.NONE,       None, latency_histogram,
+        "Returns per-command latency histograms.", group="server", since="7.0.0",
+        complexity="O(N) where N is the number of commands with latency information being retrieved.",
+        syntax="[command [command ...]]", tips=_LATENCY_TIPS),
+    cmd("latency|help",         2,  LOADING | STALE,         A.NONE,       None, latency_help,
+        "Explains the LATENCY subcommands.", group="server", since="2.8.13"),
+    cmd("monitor",              1,  _ADM,                    A.NONE,       None, monitor,
+        "Streams every command the server runs to this connection.", group="server",
+        since="1.0.0"),
+    cmd("shutdown",            -1,  _ADM | NO_MULTI | ALLOW_BUSY, A.NONE,  None, shutdown,
+        "Saves if asked or configured, then stops the server.", group="server",
+        since="1.0.0", complexity="O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+        syntax="[NOSAVE | SAVE] [NOW] [FORCE] [ABORT]"),
+    cmd("debug",               -2,  _ADM | PROTECTED,        A.NONE,       None, debug,
+        "Tools for testing and troubleshooting the server.", group="server", since="1.0.0",
+        complexity="Depends on subcommand.", doc_flags=("syscmd",)),
+)

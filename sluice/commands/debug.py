@@ -1,0 +1,251 @@
+"""DEBUG: the subcommands tools and client test suites rely on.
+
+HELP, LOG, SLEEP, PROTOCOL (one reply of every RESP3 type, exactly as Redis sends them, for
+client tests), SET-ACTIVE-EXPIRE, OBJECT, ERROR, POPULATE, RELOAD (when persistence offers it),
+CHANGE-REPL-ID. Anything else is refused with Redis's "unknown subcommand or wrong number of
+arguments" error. DEBUG is one command with its own argument checks, not a container: Redis
+declares no subcommands for it either.
+
+The command is gated by ``enable-debug-command`` (``no`` by default, as in Redis 7): dispatch
+refuses it before it runs (the row is flagged PROTECTED); ``debug`` checks again in case it
+is reached another way.
+
+Mirrors Redis's ``debugCommand`` (debug.c).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from typing import Any
+
+from sluice.protocol import (
+    OK,
+    BigNumber,
+    Bool,
+    Double,
+    ErrorReply,
+    Map,
+    Raw,
+    Set,
+    SimpleString,
+    Verbatim,
+)
+
+from .args import Args
+from .errors import (
+    DEBUG_NOT_ALLOWED,
+    DEBUG_PROTOCOL_TYPE,
+    NO_SUCH_KEY,
+    RESP2_UNSUPPORTED,
+    CommandError,
+    subcommand_syntax,
+)
+
+log = logging.getLogger("sluice")
+
+
+def _atof(raw: bytes) -> float:
+    """C's ``atof``: the longest numeric prefix, 0 when there is none."""
+    text = raw.strip().decode("latin-1")
+    for end in range(len(text), 0, -1):
+        try:
+            return float(text[:end])
+        except ValueError:
+            continue
+    return 0.0
+
+
+def _atoi(raw: bytes) -> int:
+    """C's ``atoi``: optional sign and leading digits, 0 when there are none."""
+    text = raw.strip()
+    sign = 1
+    if text[:1] in (b"-", b"+"):
+        sign = -1 if text[:1] == b"-" else 1
+        text = text[1:]
+    digits = b""
+    for ch in text:
+        if not 48 <= ch <= 57:
+            break
+        digits += bytes((ch,))
+    return sign * int(digits) if digits else 0
+
+
+def _allowed(ctx: Any) -> bool:
+    setting = ctx.server.config.enable_debug_command
+    if setting == "yes":
+        return True
+    if setting != "local":
+        return False
+    transport = ctx.transport
+    peer = transport.get_extra_info("peername") if transport is not None else None
+    return not isinstance(peer, tuple) or str(peer[0]) in ("127.0.0.1", "::1")
+
+
+# -- subcommands --------------------------------------------------------------------------------
+
+
+def _help(ctx: Any, argv: list[bytes]) -> Any:
+    from .introspection import help_reply
+
+    return help_reply("DEBUG", (
+        "CHANGE-REPL-ID",
+        "    Give the server a new replication ID.",
+        "ERROR <string>",
+        "    Reply with <string> as an error (to test how clients handle errors).",
+        "LOG <message>",
+        "    Write <message> to the server log.",
+        "OBJECT <key>",
+        "    Internal facts about the value stored at <key>.",
+        "POPULATE <count> [<prefix>] [<size>]",
+        "    Create string keys <prefix>:0 ... (prefix 'key' by default) that do not exist yet;",
+        "    values are value:<n>, cut or padded with zero bytes to <size> when given.",
+        "PROTOCOL <type>",
+        "    Reply with a sample value of a RESP type: string, integer, double, bignum, null,",
+        "    array, set, map, attrib, push, verbatim, true or false.",
+        "RELOAD",
+        "    Save a snapshot, empty the dataset and load the snapshot back.",
+        "SET-ACTIVE-EXPIRE <0|1>",
+        "    0 stops the background expiry of keys (they still expire when accessed); 1",
+        "    starts it again.",
+        "SLEEP <seconds>",
+        "    Block the server for <seconds> (fractions allowed).",
+    ))
+
+
+def _log(ctx: Any, argv: list[bytes]) -> Any:
+    log.warning("DEBUG LOG: %s", argv[2].decode(errors="replace"))
+    return OK
+
+
+def _sleep(ctx: Any, argv: list[bytes]) -> Any:
+    seconds = _atof(argv[2])
+    if seconds > 0:
+        time.sleep(seconds)  # blocking the whole server is the point of DEBUG SLEEP
+    return OK
+
+
+def _set_active_expire(ctx: Any, argv: list[bytes]) -> Any:
+    ctx.server.active_expire_enabled = bool(_atoi(argv[2]))
+    return OK
+
+
+def _error(ctx: Any, argv: list[bytes]) -> Any:
+    return ErrorReply(argv[2])
+
+
+def _change_repl_id(ctx: Any, argv: list[bytes]) -> Any:
+    ctx.server.run_id = secrets.token_hex(20)
+    return OK
+
+
+# The sample replies, byte for byte as Redis sends them.
+_ATTRIB = b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n"
+_ATTRIB_TEXT = b"Some real reply following the attribute"
+_PUSH = b">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n"
+_PUSH_TEXT = b"Some real reply following the push reply"
+
+
+def _protocol(ctx: Any, argv: list[bytes]) -> Any:
+    name = argv[2].lower()
+    resp3 = ctx.resp3
+    samples: dict[bytes, Callable[[], Any]] = {
+        b"string": lambda: b"Hello World",
+        b"integer": lambda: 12345,
+        b"double": lambda: Double(3.141),
+        b"bignum": lambda: BigNumber(b"1234567999999999999999999999999999999"),
+        b"null": lambda: None,
+        b"array": lambda: [0, 1, 2],
+        b"set": lambda: Set([0, 1, 2]),
+        b"map": lambda: Map({0: Bool(False), 1: Bool(True), 2: Bool(False)}),
+        b"attrib": lambda: Raw(_ATTRIB + b"$39\r\n" + _ATTRIB_TEXT + b"\r\n") if resp3
+        else _ATTRIB_TEXT,
+        b"verbatim": lambda: Verbatim(b"This is a verbatim\nstring"),
+        b"true": lambda: Bool(True),
+        b"false": lambda: Bool(False),
+    }
+    if name == b"push":
+        if not resp3:
+            raise CommandError(RESP2_UNSUPPORTED)
+        return Raw(_PUSH + b"$40\r\n" + _PUSH_TEXT + b"\r\n")
+    make = samples.get(name)
+    if make is None:
+        raise CommandError(DEBUG_PROTOCOL_TYPE)
+    return make()
+
+
+def _object(ctx: Any, argv: list[bytes]) -> Any:
+    db = ctx.db
+    key = argv[2]
+    value = db.peek(key) if hasattr(db, "peek") else db.get(key)
+    if value is None:
+        raise CommandError(NO_SUCH_KEY)
+    encoding = db.encoding(key, value) if hasattr(db, "encoding") else b"raw"
+    refcount = db.refcount(key, value) if hasattr(db, "refcount") else 1
+    idle = db.idle_seconds(key) if hasattr(db, "idle_seconds") else 0
+    length = len(value) if isinstance(value, (bytes, list, dict, set)) else 1
+    lru = int(time.time()) & 0xFFFFFF
+    return SimpleString(b"Value at:0x%x refcount:%d encoding:%s serializedlength:%d lru:%d "
+                        b"lru_seconds_idle:%d" % (id(value), refcount, encoding, length, lru, idle))
+
+
+def _populate(ctx: Any, argv: list[bytes]) -> Any:
+    from .args import parse_int
+
+    count = parse_int(argv[2])
+    size = parse_int(argv[4]) if len(argv) == 5 else 0
+    if count < 0 or size < 0:
+        raise CommandError("ERR value is out of range, must be positive")
+    prefix = argv[3] if len(argv) >= 4 else b"key"
+    db = ctx.db
+    for i in range(count):
+        key = b"%s:%d" % (prefix, i)
+        if key in db:
+            continue
+        value = b"value:%d" % i
+        if size:
+            value = value[:size].ljust(size, b"\0")
+        db.set(key, value)
+        ctx.modified(key)
+    return OK
+
+
+def _reload(ctx: Any, argv: list[bytes]) -> Any:
+    persistence = getattr(ctx.server, "persistence", None)
+    reload = getattr(persistence, "debug_reload", None)
+    if reload is None:
+        raise CommandError("ERR DEBUG RELOAD needs persistence, which this server lacks")
+    if len(argv) > 2:
+        raise CommandError("ERR DEBUG RELOAD options (MERGE, NOFLUSH, NOSAVE) are not "
+                           "supported by Sluice")
+    if not reload():
+        raise CommandError("ERR Error trying to load the RDB dump")
+    log.warning("DB reloaded by DEBUG RELOAD")
+    return OK
+
+
+# name -> (handler, smallest argc, largest argc); argc counts DEBUG and the subcommand.
+_SUBCOMMANDS: dict[bytes, tuple[Callable[[Any, list[bytes]], Any], int, int]] = {
+    b"HELP": (_help, 2, 2),
+    b"LOG": (_log, 3, 3),
+    b"SLEEP": (_sleep, 3, 3),
+    b"SET-ACTIVE-EXPIRE": (_set_active_expire, 3, 3),
+    b"PROTOCOL": (_protocol, 3, 3),
+    b"OBJECT": (_object, 3, 3),
+    b"ERROR": (_error, 3, 3),
+    b"POPULATE": (_populate, 3, 5),
+    b"RELOAD": (_reload, 2, 5),
+    b"CHANGE-REPL-ID": (_change_repl_id, 2, 2),
+}
+
+
+def debug(ctx: Any, args: Args) -> Any:
+    if not _allowed(ctx):
+        raise CommandError(DEBUG_NOT_ALLOWED)
+    argv = ctx.argv
+    entry = _SUBCOMMANDS.get(argv[1].upper())
+    if entry is None or not entry[1] <= len(argv) <= entry[2]:
+        raise subcommand_syntax(argv[1], "debug")
+    return entry[0](ctx, argv)

@@ -1,0 +1,305 @@
+"""Administration, introspection and CLIENT commands against redis-server 7.0.15.
+
+Error replies and deterministic replies are compared byte for byte, RESP2 and RESP3. Where the
+output cannot be identical (HELP wording, INFO values, timestamps) the shape is compared:
+HELP layout, INFO section and field names, MONITOR lines without time and port, slow log
+entries without IDs and durations. Replies that follow newer Redis than 7.0 are listed in
+``NEWER`` with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from collections.abc import Iterator
+from typing import Any
+
+import hiredis
+import pytest
+
+from tests.support import ProcessServer, RawClient, ThreadedServer, require_redis_server
+
+pytestmark = pytest.mark.differential
+
+SAME_REPLY = [
+    # COMMAND
+    ["COMMAND", "COUNT", "x"], ["COMMAND", "INFO", "nosuch"], ["COMMAND", "INFO", "client|id"],
+    ["COMMAND", "INFO", "CLIENT|UNBLOCK", "nosuch", "client|pause"],
+    ["COMMAND", "DOCS", "nosuch"], ["COMMAND", "GETKEYS"],
+    ["COMMAND", "GETKEYS", "nosuch", "a"], ["COMMAND", "GETKEYS", "client", "kill", "x"],
+    ["COMMAND", "GETKEYS", "client", "nosuch", "x"], ["COMMAND", "GETKEYS", "eval", "s", "0"],
+    ["COMMAND", "GETKEYS", "eval", "s", "2", "a"], ["COMMAND", "GETKEYS", "eval", "s", "1", "k", "a"],
+    ["COMMAND", "GETKEYSANDFLAGS", "eval_ro", "s", "1", "k"],
+    ["COMMAND", "GETKEYS", "fcall", "f", "x"], ["COMMAND", "LIST", "FILTERBY"],
+    ["COMMAND", "LIST", "FILTERBY", "aclcat", "nosuch"], ["COMMAND", "LIST", "FILTERBY", "module", "m"],
+    ["COMMAND", "LIST", "FILTERBY", "foo", "bar"], ["COMMAND", "LIST", "x", "y", "z"],
+    ["COMMAND", "NOSUCH"], ["COMMAND", "HELP", "x"],
+    # CONFIG
+    ["CONFIG"], ["CONFIG", "GET"], ["CONFIG", "GET", "nosuch"], ["CONFIG", "GET", "maxclients"],
+    ["CONFIG", "GET", "slowlog-max-len"], ["CONFIG", "SET", "hz"],
+    ["CONFIG", "SET", "hz", "10", "maxclients"], ["CONFIG", "SET", "nosuch", "1"],
+    ["CONFIG", "SET", "hz", "abc"], ["CONFIG", "SET", "hz", "10", "hz", "11"],
+    ["CONFIG", "SET", "dir", "/tmp"], ["CONFIG", "SET", "enable-debug-command", "yes"],
+    ["CONFIG", "SET", "enable-protected-configs", "yes"], ["CONFIG", "SET", "maxclients", "0"],
+    ["CONFIG", "SET", "proto-max-bulk-len", "10"], ["CONFIG", "SET", "appendonly", "maybe"],
+    ["CONFIG", "SET", "maxmemory", "10x"], ["CONFIG", "SET", "save", "1 2 3"],
+    ["CONFIG", "SET", "timeout", "-1"], ["CONFIG", "SET", "slowlog-log-slower-than", "-5"],
+    ["CONFIG", "SET", "client-output-buffer-limit", "normal 1 2"],
+    ["CONFIG", "REWRITE"], ["CONFIG", "RESETSTAT", "x"], ["CONFIG", "NOSUCH"],
+    # SLOWLOG, LATENCY, SHUTDOWN, MONITOR
+    ["SLOWLOG"], ["SLOWLOG", "GET", "x"], ["SLOWLOG", "GET", "-2"], ["SLOWLOG", "GET", "1", "2"],
+    ["SLOWLOG", "LEN", "x"], ["SLOWLOG", "NOSUCH"], ["LATENCY", "HISTORY", "nosuch"],
+    ["LATENCY", "RESET", "a", "b"], ["LATENCY", "GRAPH", "command"], ["LATENCY", "NOSUCH"],
+    ["LATENCY", "LATEST", "x"], ["SHUTDOWN", "bogus"], ["SHUTDOWN", "abort"],
+    ["SHUTDOWN", "nosave", "save"], ["SHUTDOWN", "nosave", "abort"], ["MONITOR", "x"],
+    # CLIENT
+    ["CLIENT"], ["CLIENT", "KILL", "1.2.3.4:5"], ["CLIENT", "KILL", "ID"],
+    ["CLIENT", "KILL", "ID", "abc"], ["CLIENT", "KILL", "ID", "0"], ["CLIENT", "KILL", "ID", "99999"],
+    ["CLIENT", "KILL", "TYPE", "bogus"], ["CLIENT", "KILL", "TYPE", "master"],
+    ["CLIENT", "KILL", "SKIPME", "maybe"], ["CLIENT", "KILL", "USER", "nosuchuser"],
+    ["CLIENT", "KILL", "ADDR", "1.2.3.4:5"], ["CLIENT", "KILL", "LADDR", "1.2.3.4:5"],
+    ["CLIENT", "KILL", "bogus", "x"], ["CLIENT", "KILL", "ID", "1", "ID"],
+    ["CLIENT", "NO-EVICT"], ["CLIENT", "NO-EVICT", "maybe"], ["CLIENT", "NO-EVICT", "on"],
+    ["CLIENT", "REPLY", "maybe"], ["CLIENT", "PAUSE"], ["CLIENT", "PAUSE", "abc"],
+    ["CLIENT", "PAUSE", "-1"], ["CLIENT", "PAUSE", "10", "bogus"],
+    ["CLIENT", "PAUSE", "10", "write", "x"], ["CLIENT", "UNPAUSE"], ["CLIENT", "UNPAUSE", "x"],
+    ["CLIENT", "CACHING", "yes"], ["CLIENT", "CACHING", "maybe"], ["CLIENT", "GETREDIR"],
+    ["CLIENT", "TRACKINGINFO"], ["CLIENT", "TRACKING", "off"], ["CLIENT", "TRACKING", "maybe"],
+    ["CLIENT", "HELP", "x"], ["CLIENT", "INFO", "x"], ["CLIENT", "ID", "x"],
+    ["CLIENT", "GETNAME"], ["CLIENT", "SETNAME"], ["CLIENT", "SETNAME", ""],
+    ["CLIENT", "SETNAME", "a b"], ["CLIENT", "LIST", "TYPE"], ["CLIENT", "LIST", "ID"],
+    ["CLIENT", "LIST", "ID", "0"], ["CLIENT", "LIST", "ID", "abc"], ["CLIENT", "LIST", "bogus"],
+    ["CLIENT", "LIST", "TYPE", "bogus"], ["CLIENT", "UNBLOCK", "abc"],
+    ["CLIENT", "UNBLOCK", "1", "bogus"], ["CLIENT", "UNBLOCK", "99999"], ["CLIENT", "NOSUCH"],
+    # scripting (only what does not need a script engine), DEBUG refused, DPING
+    ["SCRIPT"], ["SCRIPT", "FLUSH"], ["SCRIPT", "FLUSH", "bogus"], ["SCRIPT", "FLUSH", "async"],
+    ["SCRIPT", "FLUSH", "sync", "async"], ["FUNCTION"], ["FUNCTION", "FLUSH"],
+    ["FUNCTION", "FLUSH", "bogus"], ["FUNCTION", "FLUSH", "a", "b"], ["EVAL"], ["EVAL", "x"],
+    ["FCALL_RO", "f"], ["DEBUG"], ["DEBUG", "SLEEP", "0"], ["DPING"],
+]
+
+# Differences where Sluice follows newer Redis than the 7.0 reference.
+NEWER = {
+    ("COMMAND", "GETKEYS", "get"): "7.2: COMMAND GETKEYS arity -3",
+    ("CLIENT", "KILL", "MAXAGE", "10"): "7.4: MAXAGE filter",
+    ("CLIENT", "NO-TOUCH", "on"): "7.2: CLIENT NO-TOUCH",
+}
+
+
+@pytest.mark.parametrize("argv", SAME_REPLY, ids=[" ".join(a) or "''" for a in SAME_REPLY])
+def test_same_reply(raw_pair: Any, argv: list[str]) -> None:
+    ours, theirs = raw_pair
+    assert ours.call(*argv) == theirs.call(*argv)
+
+
+def test_newer_replies_really_differ(raw_pair: Any) -> None:
+    ours, theirs = raw_pair
+    for argv in NEWER:
+        assert ours.call(*argv) != theirs.call(*argv), argv
+
+
+# -- DEBUG, on servers that allow it ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def debug_servers() -> Iterator[tuple[int, int]]:
+    require_redis_server()
+    ours = ThreadedServer(["enable-debug-command yes"]).start()
+    theirs = ProcessServer("redis", ["--enable-debug-command", "yes"]).start()
+    yield ours.port, theirs.port
+    ours.stop()
+    theirs.stop()
+
+
+DEBUG_CASES = [["DEBUG", "PROTOCOL", t] for t in (
+    "string", "integer", "double", "bignum", "null", "array", "set", "map", "attrib", "push",
+    "verbatim", "true", "false", "bogus")] + [
+    ["DEBUG", "NOSUCH"], ["DEBUG", "OBJECT", "nokey"], ["DEBUG", "OBJECT"], ["DEBUG", "LOG"],
+    ["DEBUG", "LOG", "hello"], ["DEBUG", "SLEEP", "0"], ["DEBUG", "SLEEP", "abc"],
+    ["DEBUG", "SET-ACTIVE-EXPIRE", "1"], ["DEBUG", "SET-ACTIVE-EXPIRE"],
+    ["DEBUG", "ERROR", "foo bar"], ["DEBUG", "ERROR", "WRONGTYPE custom"], ["DEBUG", "help", "x"],
+    ["DEBUG", "JMAP"], ["DEBUG", "PROTOCOL"], ["DEBUG", "PROTOCOL", "string", "x"],
+]
+
+
+def _exchange(port: int, protocol: int, argv: list[str]) -> bytes:
+    """Send one command and read everything it answers (an attribute or a push is not one
+    reply, so this reads until the server goes quiet after PING's answer)."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        if protocol == 3:
+            sock.sendall(b"HELLO 3\r\n")
+            _read_until(sock, b"modules\r\n*0\r\n")
+        parts = [a.encode() for a in argv]
+        sock.sendall(b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p)
+                                                        for p in parts) + b"PING\r\n")
+        return _read_until(sock, b"+PONG\r\n")[: -len(b"+PONG\r\n")]
+    finally:
+        sock.close()
+
+
+def _read_until(sock: socket.socket, end: bytes) -> bytes:
+    data = b""
+    while not data.endswith(end):
+        chunk = sock.recv(65536)
+        assert chunk, data
+        data += chunk
+    return data
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+@pytest.mark.parametrize("argv", DEBUG_CASES, ids=[" ".join(a) for a in DEBUG_CASES])
+def test_debug(debug_servers: tuple[int, int], argv: list[str], protocol: int) -> None:
+    ours, theirs = debug_servers
+    assert _exchange(ours, protocol, argv) == _exchange(theirs, protocol, argv)
+
+
+# -- shapes ------------------------------------------------------------------------------------------
+
+
+def _parse(data: bytes) -> Any:
+    reader = hiredis.Reader()
+    reader.feed(data)
+    return reader.gets()
+
+
+@pytest.mark.parametrize("name", ["COMMAND", "CONFIG", "SLOWLOG", "LATENCY", "CLIENT"])
+def test_help_shape(raw_pair: Any, name: str) -> None:
+    head = re.compile(rb"\+%s <subcommand> \[<arg> \[value\] \[opt\] \.\.\.\]\. Subcommands are:"
+                      % name.encode())
+    for client in raw_pair:
+        raw = client.call(name, "HELP")
+        lines = raw.split(b"\r\n")
+        count = int(lines[0][1:])
+        assert lines[0][:1] == b"*" and len(lines) == count + 2  # simple strings only
+        assert all(line.startswith(b"+") for line in lines[1:-1])
+        assert head.fullmatch(lines[1])
+        assert lines[-3] == b"+HELP" and lines[-2].startswith(b"+    Print")
+
+
+def _info_fields(client: RawClient, *sections: str) -> dict[str, list[str]]:
+    text = _parse(client.call("INFO", *sections)).decode()
+    out: dict[str, list[str]] = {}
+    current = ""
+    for line in text.split("\r\n"):
+        if line.startswith("# "):
+            current = line[2:]
+            out[current] = []
+        elif line:
+            out[current].append(line.split(":", 1)[0])
+    return out
+
+
+@pytest.mark.parametrize("sections", [[], ["all"], ["everything"], ["keyspace", "server"],
+                                      ["default", "commandstats"], ["nosuch"]])
+def test_info_sections_and_fields(raw_pair: Any, sections: list[str]) -> None:
+    ours, theirs = (_info_fields(c, *sections) for c in raw_pair)
+    assert list(ours) == list(theirs)
+    for section, names in theirs.items():
+        if section in ("Commandstats", "Errorstats", "Latencystats", "Keyspace", "Persistence"):
+            continue  # per-run content; persistence fields belong to the AOF/RDB code
+        missing = [n for n in names if n not in ours[section]]
+        assert not missing, f"{section}: {missing}"
+        # Redis 7.0's fields keep their order among ours.
+        assert [n for n in ours[section] if n in names] == names, section
+
+
+def test_config_get_defaults(raw_pair: Any) -> None:
+    names = ["maxclients", "timeout", "tcp-keepalive", "hz", "slowlog-log-slower-than",
+             "slowlog-max-len", "latency-monitor-threshold", "proto-max-bulk-len",
+             "client-query-buffer-limit", "databases", "stream-node-max-entries",
+             "stream-node-max-bytes", "list-max-listpack-size", "list-max-ziplist-size",
+             "appendfsync", "enable-debug-command", "enable-protected-configs",
+             "client-output-buffer-limit", "loglevel"]
+    ours, theirs = (_parse(c.call("CONFIG", "GET", *names)) for c in raw_pair)
+    as_dict = [dict(zip(r[::2], r[1::2], strict=True)) if isinstance(r, list) else r
+               for r in (ours, theirs)]
+    assert as_dict[0] == as_dict[1]
+
+
+def test_client_info_fields(raw_pair: Any) -> None:
+    newer = {"watch", "lib-name", "lib-ver"}  # Redis 7.2 / 7.4 fields
+    ours, theirs = ([f.split("=", 1)[0] for f in _parse(c.call("CLIENT", "INFO")).decode().split()]
+                    for c in raw_pair)
+    assert [f for f in ours if f not in newer] == theirs
+
+
+def test_monitor_lines(sluice: ThreadedServer, reference: Any) -> None:
+    outputs = []
+    for port in (sluice.port, reference.port):
+        mon = socket.create_connection(("127.0.0.1", port), timeout=10)
+        mon.sendall(b"MONITOR\r\n")
+        assert mon.recv(5) == b"+OK\r\n"
+        client = RawClient(port)
+        for argv in (["SET", 'q"\\\x00\xff\n\r\t\x07\x08 é', "v"], ["CONFIG", "GET", "hz"],
+                     ["AUTH", "a", "b"], ["HELLO", "2", "AUTH", "u", "p", "SETNAME", "n"],
+                     ["NOSUCH"], ["GET"], ["MULTI"], ["SET", "a", "1"], ["EXEC"],
+                     ["SELECT", "2"], ["PING"], ["SELECT", "0"]):
+            client.call(*[a.encode("utf-8") for a in argv])
+        client.call("DEL", "q\"", "a")
+        lines = _read_until(mon, b'"DEL" "q\\"" "a"\r\n').split(b"\r\n")
+        client.close()
+        mon.close()
+        outputs.append([re.sub(rb"^\+\d+\.\d{6} \[(\d+) [\d.]+:\d+\]", rb"[\1]", line)
+                        for line in lines])
+    assert outputs[0] == outputs[1]
+
+
+def test_slowlog_entries(raw_pair: Any) -> None:
+    ours, theirs = raw_pair
+    entries = []
+    for c in (ours, theirs):
+        c.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        try:
+            c.call("SLOWLOG", "RESET")
+            c.call("ECHO", "x" * 300)
+            c.call("DEL", *[f"k{i}" for i in range(40)])
+            c.call("AUTH", "user", "password")
+            c.call("CLIENT", "SETNAME", "slow-one")
+            c.call("PING")
+        finally:
+            c.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        got = _parse(c.call("SLOWLOG", "GET", "-1"))
+        entries.append([(e[3], e[5]) for e in got])  # arguments and client name
+        c.call("CLIENT", "SETNAME", "")
+    assert entries[0] == entries[1]
+
+
+def test_commandstats_and_errorstats(raw_pair: Any) -> None:
+    results = []
+    for c in raw_pair:
+        c.call("CONFIG", "RESETSTAT")
+        c.call("GET")
+        c.call("CLIENT", "ID", "x")
+        c.call("CLIENT", "NOSUCH")
+        c.call("NOSUCH")
+        c.call("SET", "k", "v")
+        c.call("INCR", "k")
+        text = _parse(c.call("INFO", "commandstats", "errorstats")).decode()
+        results.append(sorted(re.sub(r"usec=\d+,usec_per_call=[\d.]+", "usec", line)
+                              for line in text.split("\r\n") if line and "info" not in line))
+    assert results[0] == results[1]
+
+
+def test_getkeys_of_commands_we_share(raw_pair: Any) -> None:
+    ours, theirs = raw_pair
+    ours_commands = set(_parse(ours.call("COMMAND", "LIST")))
+    cases = [["SET", "a", "b"], ["MSET", "a", "1", "b", "2"], ["GETEX", "a", "PERSIST"],
+             ["RENAME", "a", "b"], ["COPY", "a", "b", "DB", "1"], ["LMOVE", "a", "b", "LEFT",
+                                                                   "RIGHT"],
+             ["BLPOP", "a", "b", "0"], ["LMPOP", "2", "a", "b", "LEFT"], ["LMPOP", "0", "a", "LEFT"],
+             ["BLMPOP", "0", "2", "a", "b", "LEFT"], ["OBJECT", "ENCODING", "a"],
+             ["XREAD", "COUNT", "2", "STREAMS", "s1", "s2", "0", "0"],
+             ["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s1", "0"],
+             ["XGROUP", "CREATE", "s", "g", "$"], ["XINFO", "STREAM", "s"], ["XADD", "s", "*", "f", "v"],
+             ["EVAL", "s", "2", "a", "b", "x"], ["FCALL", "f", "1", "a"], ["EXISTS", "a", "b", "c"],
+             ["SET", "a", "b", "NX", "GET"], ["BITFIELD", "a", "GET", "u8", "0"],
+             ["BITFIELD", "a", "SET", "u8", "0", "1"]]
+    compared = 0
+    for argv in cases:
+        if argv[0].lower().encode() not in ours_commands:
+            continue
+        for sub in ("GETKEYS", "GETKEYSANDFLAGS"):
+            assert ours.call("COMMAND", sub, *argv) == theirs.call("COMMAND", sub, *argv), argv
+        compared += 1
+    assert compared >= 3
