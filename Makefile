@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 6379
 PYTEST_ARGS ?=
 
-.PHONY: serve test install install-test redis-reference lint bench clean
+.PHONY: serve test install install-test redis-reference lint bench bench-pipeline test-pipeline clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
-	$(PY) -m pip install -q -e '.[fast,test,dev]'
+	$(PY) -m pip install -q -e '.[fast,test,dev,spark]'
 	touch $@
 
 install-test: $(VENV)/.installed-test redis-reference
@@ -46,6 +46,12 @@ lint: install-test
 
 bench: install-test
 	$(PY) benchmarks/redis_benchmark.py
+
+test-pipeline: install-test
+	$(PY) -m pytest -m spark tests/pipeline
+
+bench-pipeline: install-test
+	$(PY) benchmarks/pipeline_bench.py --url redis://127.0.0.1:$(PORT)/0
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
