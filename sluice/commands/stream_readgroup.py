@@ -14,15 +14,19 @@ Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs fr
   blocks (7.2+; 7.0 created it only when serving), and its seen-time is refreshed.
 - Only streams that are served appear in the reply; nothing served and no BLOCK (or inside
   MULTI) gives a null array. BLOCK re-runs the whole command when a key is signalled, keeping
-  the original deadline (Redis 7.2's reprocessing of blocked commands). A deleted key or a
-  group destroyed meanwhile then gives the command's own NOGROUP / WRONGTYPE error, as
-  Redis 7.2+ documents ("a blocked stream command that is released when a key no longer
-  exists returns a different error code"); 7.0 sent ``UNBLOCKED``/``NOGROUP`` texts of its own.
+  the original deadline (Redis 7.2's reprocessing of blocked commands), unless
+  ``ready_check`` shows it could not be served (another reader took the new entries): then
+  it stays blocked in place, as 7.0 left it, and its seen-time is not refreshed. A group
+  destroyed meanwhile gives the command's own NOGROUP (7.2+). A key deleted or retyped gives
+  the blocking manager's ``UNBLOCKED the stream key no longer exists`` (7.0's reply; 7.2+
+  re-runs and answers NOGROUP / WRONGTYPE, a documented 7.2 breaking change we do not follow
+  yet, see blocking.py's ``unblock_on_nokey``).
 - ``CLAIM min-idle-time`` (Redis 8.4, per the redis.io XREADGROUP page): with ``>``, pending
   entries idle for at least that long are claimed first, most idle first, each reported as
   ``[id, fields, idle-ms, earlier deliveries]``; then new entries fill what is left of COUNT,
   reported as ``[id, fields, 0, 0]`` so every entry of a CLAIM reply has the same shape.
   NOACK does not apply to claimed entries. A negative min-idle-time counts as 0, as XCLAIM's.
+  A blocked reader is woken by writes only, not by a pending entry becoming idle enough.
 - Effects are logged, not the command (``preventCommandPropagation``): XGROUP CREATECONSUMER
   for a new consumer, one XCLAIM ... FORCE JUSTID per entry added to or moved in the PEL, and
   XGROUP SETID ... ENTRIESREAD when the group's last ID moved.
