@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sluice.protocol import OK, Map, SimpleString
+from sluice.protocol import OK, Map
 from sluice.storage.stream import DELREF, KEEPREF, RefPolicy, Stream, XDelExResult
 from sluice.storage.stream_group import ConsumerGroup, PendingEntry
 from sluice.storage.streamid import format_id, parse_id, parse_strict_id
@@ -45,7 +45,9 @@ from .errors import (
     SYNTAX,
     XGROUP_KEY_REQUIRED,
     CommandError,
+    subcommand_syntax,
 )
+from .introspection import help_reply
 from .spec import (
     ACCESS,
     DELETE,
@@ -132,18 +134,9 @@ def createconsumer_argv(key: bytes, group: bytes, consumer: bytes) -> list[bytes
     return [b"XGROUP", b"CREATECONSUMER", key, group, consumer]
 
 
-def help_reply(parent: bytes, lines: tuple[str, ...]) -> list[SimpleString]:
-    """Redis's ``addReplyHelp``: heading, lines, and the HELP entry (7.2+ wording)."""
-    head = b"%s <subcommand> [<arg> [value] [opt] ...]. Subcommands are:" % parent.upper()
-    return [SimpleString(head), *(SimpleString(s.encode()) for s in lines),
-            SimpleString(b"HELP"), SimpleString(b"    Print this help.")]
-
-
 def subcommand_syntax_error(ctx: Any) -> CommandError:
     """``addReplySubcommandSyntaxError``: names the subcommand as the client typed it."""
-    sub = ctx.argv[1][:128].replace(b"\r", b" ").replace(b"\n", b" ")
-    return CommandError(b"ERR unknown subcommand or wrong number of arguments for '%s'. "
-                        b"Try %s HELP." % (sub, ctx.argv[0].upper()))
+    return subcommand_syntax(ctx.argv[1], "xgroup")
 
 
 # -- XGROUP ---------------------------------------------------------------------------------
@@ -272,7 +265,7 @@ _XGROUP_HELP = (
 
 
 def xgroup_help(ctx: Any, args: Args) -> Any:
-    return help_reply(ctx.argv[0], _XGROUP_HELP)
+    return help_reply("XGROUP", _XGROUP_HELP)
 
 
 # -- XACK / XACKDEL -------------------------------------------------------------------------
