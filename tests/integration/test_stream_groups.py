@@ -812,3 +812,31 @@ def test_aof_records_effects_and_replays(make_server: Callable[..., ThreadedServ
     assert _state(r2) == before
     r.close()
     r2.close()
+
+
+def test_real_aof_restart_keeps_groups(make_server: Callable[..., ThreadedServer],
+                                       tmp_path: Any) -> None:
+    """appendonly yes, restart, same groups, consumers, PELs and counters (virtual clock)."""
+    lines = [f"dir {tmp_path}", "appendonly yes", "appendfsync always"]
+    clock = FakeClock(T0)
+    srv = make_server(*lines, clock=clock)
+    r = srv.client()
+    fill(r, "s", 8)
+    r.xgroup_create("s", "g", "0")
+    r.xgroup_create("s", "n", "$")
+    r.xreadgroup("g", "alice", {"s": ">"}, count=4)
+    r.xreadgroup("g", "quiet", {"s": ">"}, count=2, noack=True)
+    srv.call(lambda: clock.advance(3000))
+    r.xclaim("s", "g", "bob", 1000, ["1-0", "2-0"], retrycount=5)
+    r.xdel("s", "3-0")
+    r.xautoclaim("s", "g", "carol", 1000, "0-0")
+    r.xack("s", "g", "2-0")
+    r.xgroup_createconsumer("s", "n", "idle")
+    r.execute_command("XCLAIM", "s", "g", "dave", "0", "99-0", "LASTID", "7-0")
+    before = _state(r)
+    r.close()
+    srv.stop()
+    srv2 = make_server(*lines, clock=FakeClock(clock.ms))
+    r2 = srv2.client()
+    assert _state(r2) == before
+    r2.close()
