@@ -9,8 +9,10 @@ group commit, during a background rewrite. After the restart:
   was lost in flight is allowed: it was written, just not acknowledged);
 * every acknowledged ``INCR`` result is <= the counter;
 * streams (when the stream family is present): every acknowledged ``XADD`` ID exists; every
-  entry delivered by an acknowledged ``XREADGROUP`` is pending for that consumer or was
-  acknowledged (or an XACK for it was in flight at the kill); every acknowledged ``XACK`` is no longer pending; the group's last-delivered
+  entry delivered by an acknowledged ``XREADGROUP`` / ``XCLAIM`` / ``XAUTOCLAIM`` is pending
+  for the consumer that got it last, unless acknowledged (an XACK or claim in flight at the
+  kill may or may not have been applied); acknowledged ``XACK``s never come back; consumers
+  made by ``XGROUP CREATECONSUMER`` exist; every acknowledged ``XACK`` is no longer pending; the group's last-delivered
   ID is at least the last ID delivered.
 
 Kill points are chosen by the number of acknowledged writes (state), never by sleeping.
@@ -32,7 +34,9 @@ from redis.retry import Retry
 
 from tests.support import ProcessServer
 
-pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow,
+              # a writer thread that dies of a bug must fail the test, not thin it out
+              pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")]
 
 WRITERS = 6
 CYCLES = 5
@@ -47,6 +51,8 @@ class Acks:
     delivered: dict[tuple[str, bytes], str] = field(default_factory=dict)  # -> consumer
     acked: set[tuple[str, bytes]] = field(default_factory=set)
     ack_sent: set[tuple[str, bytes]] = field(default_factory=set)  # XACK sent, maybe applied
+    claim_sent: dict[tuple[str, bytes], str] = field(default_factory=dict)  # XCLAIM in flight
+    consumers: set[tuple[str, str]] = field(default_factory=set)  # XGROUP CREATECONSUMER
     cond: threading.Condition = field(default_factory=threading.Condition)
     count: int = 0
 
@@ -72,7 +78,7 @@ def _writer(port: int, wid: int, cycle: int, acks: Acks, streams: bool, stop: th
     try:
         while not stop.is_set():
             i += 1
-            op = rng.randrange(5 if streams else 3)
+            op = rng.randrange(8 if streams else 3)
             if op == 0:
                 key, value = f"k:{wid}:{cycle}:{i}", f"v{i}"
                 r.set(key, value)
@@ -86,6 +92,31 @@ def _writer(port: int, wid: int, cycle: int, acks: Acks, streams: bool, stop: th
             elif op == 3:
                 sid = r.xadd(skey, {"w": str(wid), "i": str(i)})
                 acks.xadds.setdefault(skey, []).append(sid)
+            elif op == 5:  # XCLAIM one of our pending entries for another consumer
+                mine = [k for k, c in acks.delivered.items() if k[0] == skey
+                        and k not in acks.ack_sent]
+                if mine:
+                    key = rng.choice(mine)
+                    to = f"{consumer}-{rng.randrange(3)}"
+                    acks.claim_sent[key] = to
+                    if r.xclaim(skey, "g", to, 0, [key[1]], justid=True) == [key[1]]:
+                        acks.delivered[key] = to
+                    del acks.claim_sent[key]
+            elif op == 6:  # XAUTOCLAIM the oldest pending entries
+                to = f"{consumer}-auto"
+                pending = sorted((k for k in acks.delivered if k[0] == skey
+                                  and k not in acks.ack_sent), key=lambda k: _id(k[1]))
+                for k in pending[:2]:
+                    acks.claim_sent[k] = to
+                # redis-py returns just the claimed IDs when JUSTID is given
+                for eid in r.xautoclaim(skey, "g", to, 0, "0-0", count=2, justid=True):
+                    acks.delivered[skey, eid] = to
+                for k in pending[:2]:
+                    acks.claim_sent.pop(k, None)
+            elif op == 7:  # XGROUP CREATECONSUMER
+                name = f"{consumer}-new{i}"
+                r.xgroup_createconsumer(skey, "g", name)
+                acks.consumers.add((skey, name))
             else:
                 got = r.xreadgroup("g", consumer, {skey: ">"}, count=3)
                 ids = [eid for _, entries in got for eid, _ in entries]
@@ -160,6 +191,11 @@ def _verify(r: redis.Redis, acks: Acks, streams: bool, details: list[str]) -> in
                 if eid in pending:  # an acknowledged XACK came back
                     lost += 1
                     details.append(f"XACK {eid!r} pending again for {pending[eid]}")
+            elif eid in acks.claim_sent:  # a claim whose reply was lost may have been applied
+                if pending.get(eid) not in (consumer, acks.claim_sent[eid]):
+                    lost += 1
+                    details.append(f"XCLAIM {eid!r}: pending {pending.get(eid)}, expected "
+                                   f"{consumer} or {acks.claim_sent[eid]}")
             elif eid in acks.ack_sent:  # an XACK whose reply was lost may have been applied
                 if pending.get(eid, consumer) != consumer:
                     lost += 1
@@ -167,6 +203,17 @@ def _verify(r: redis.Redis, acks: Acks, streams: bool, details: list[str]) -> in
             elif pending.get(eid) != consumer:  # a delivery the client saw is not pending
                 lost += 1
                 details.append(f"XREADGROUP {eid!r} for {consumer}: pending {pending.get(eid)}")
+        by_stream: dict[str, set[str]] = {}
+        for key, name in acks.consumers:
+            by_stream.setdefault(key, set()).add(name)
+        for key, names in by_stream.items():
+            try:
+                have = {c["name"].decode() for c in r.xinfo_consumers(key, "g")}
+            except redis.ResponseError:  # XINFO not in this build yet
+                break
+            for name in sorted(names - have):
+                lost += 1
+                details.append(f"XGROUP CREATECONSUMER {key} {name} missing")
     return lost
 
 
