@@ -22,6 +22,8 @@ This module imports nothing of Sluice's.
 
 from __future__ import annotations
 
+import re
+
 import hiredis
 
 PROTO_INLINE_MAX_SIZE = 64 * 1024
@@ -32,6 +34,11 @@ _INT_MAX = 2**31 - 1
 _LLONG_MAX = 2**63 - 1
 # Pending hiredis input larger than this is checked against the limits by the pure parser.
 _SHADOW_THRESHOLD = 64 * 1024
+# An array header of a million elements or more. hiredis allocates the whole list when it
+# reads the header (``*2147483647`` is 16 GB of slots, and seconds of CPU to free when the
+# client goes away), so input that contains one goes through the pure parser, which, like
+# Redis, refuses counts over INT_MAX and collects elements only as they arrive.
+_HUGE_COUNT = re.compile(rb"\*[0-9]{7}")
 _join = b"".join
 
 
@@ -269,7 +276,7 @@ class RequestReader:
     """The per-connection reader: hiredis for multibulk, the pure parser for everything else."""
 
     __slots__ = ("_hi", "_chunks", "_pending", "_served", "_pure", "_last", "max_bulk_len",
-                 "auth_required")
+                 "auth_required", "_suspect")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
         self._hi = hiredis.Reader()
@@ -280,6 +287,7 @@ class RequestReader:
         self._last: list[bytes] | None = None  # the last request hiredis returned
         self.max_bulk_len = max_bulk_len
         self.auth_required = auth_required
+        self._suspect = False  # input not given to hiredis (a huge count): replay it
 
     def feed(self, data: bytes) -> None:
         if self._pure is not None:
@@ -288,8 +296,13 @@ class RequestReader:
             self._pure = PureRequestParser(self.max_bulk_len, self.auth_required)
             self._pure.feed(data)
         else:
-            self._hi.feed(data)
-            self._chunks.append(data)
+            chunks = self._chunks
+            if _HUGE_COUNT.search(data) or (
+                    chunks and _HUGE_COUNT.search(chunks[-1][-8:] + data[:8])):
+                self._suspect = True  # never let hiredis see it (see _HUGE_COUNT)
+            elif not self._suspect:
+                self._hi.feed(data)
+            chunks.append(data)
             self._pending += len(data)
 
     def pending(self) -> int:
@@ -316,6 +329,9 @@ class RequestReader:
             if args is None and pure.idle():
                 self._pure = None  # back to the fast path for the next chunk
             return args
+        if self._suspect:
+            self._suspect = False
+            return self._replay()
         try:
             while True:
                 req = self._hi.gets()

@@ -35,6 +35,7 @@ from .blocking import BlockingManager
 from .client import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Client
 from .config import Config
 from .dispatch import call, process_command
+from .limits import FLUSH_CHUNK
 from .pause import ClientPause
 
 if TYPE_CHECKING:
@@ -217,6 +218,10 @@ class Server:
         """Run every complete request in the client's reader (stops while it is blocked)."""
         reader = client.reader
         while client.bstate is None and client.postponed is None and not client.closing:
+            if len(client.out) > FLUSH_CHUNK:
+                client.flush()  # a client not reading its replies gets paused (limits.py)
+            if client.paused_reading:
+                break  # the rest of its pipeline waits for resume_writing
             try:
                 argv = reader.get()
             except ProtocolError as e:

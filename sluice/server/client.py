@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from sluice.protocol import RequestReader, encode_into
 from sluice.storage.keyspace import Database
 
+from .limits import check_output_buffer
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -42,6 +44,7 @@ class Client:
         "lib_name", "lib_ver", "user", "authenticated", "addr", "laddr", "created_ms",
         "last_ms", "argv", "cmd", "multi", "multi_error", "watched", "dirty_cas", "in_exec",
         "bstate", "reply_mode", "closing", "closed", "paused_reading", "no_evict", "no_touch",
+        "obuf_soft_since",
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "__weakref__",
     )
 
@@ -81,6 +84,7 @@ class Client:
         self.kind = "normal"  # output buffer class: normal | pubsub | replica
         self.monitor = False
         self.unblocked = False  # queued on server.unblocked_clients
+        self.obuf_soft_since = 0.0  # monotonic time the output buffer went over its soft limit
         self.postponed: list[bytes] | None = None  # a command held by CLIENT PAUSE
 
     # -- the handler API ------------------------------------------------------------------
@@ -145,6 +149,8 @@ class Client:
             stats["total_net_output_bytes"] += len(self.out)
             stats["total_writes_processed"] += 1
             self.out = bytearray()
+            if t.get_write_buffer_size():  # not all sent: check the output buffer limits
+                check_output_buffer(self, t)
         if self.closing and not self.closed:
             self.server.close_client(self)
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from sluice.commands.errors import MAX_CLIENTS
 
+from .limits import HIGH_WATER, check_output_buffer
 from .security import protected_mode_refuses, set_keepalive
 
 if TYPE_CHECKING:
@@ -87,7 +88,7 @@ class ClientProtocol(asyncio.Protocol):
         client.addr = _fmt_addr(peer)
         client.laddr = _fmt_addr(transport.get_extra_info("sockname"))
         self.client = client
-        transport.set_write_buffer_limits(high=256 * 1024)
+        transport.set_write_buffer_limits(high=HIGH_WATER)
 
     def data_received(self, data: bytes) -> None:
         client = self.client
@@ -112,10 +113,7 @@ class ClientProtocol(asyncio.Protocol):
         client = self.client
         if client is None or self.transport is None:
             return
-        hard = self.server.config.client_output_buffer_limit[client.kind][0]
-        if hard and self.transport.get_write_buffer_size() > hard:
-            log.warning("Client %s closed for overcoming of output buffer limits.", client.addr)
-            self.server.close_client(client)
+        if check_output_buffer(client, self.transport):
             return
         client.paused_reading = True
         self.transport.pause_reading()
@@ -125,3 +123,7 @@ class ClientProtocol(asyncio.Protocol):
         if client is not None and client.paused_reading and self.transport is not None:
             client.paused_reading = False
             self.transport.resume_reading()
+            if not client.closed and client.reader.pending():
+                # Requests that arrived before the pause wait in the reader: run them now.
+                self.server.process_input(client)
+                self.server.before_return()

@@ -1,0 +1,56 @@
+"""Limits that hold against clients that misbehave: output buffer limits, and the
+backpressure that keeps a client that never reads from growing the server's memory.
+
+Mirrors Redis's ``checkClientOutputBufferLimits`` / ``closeClientOnOutputBufferLimitReached``
+(networking.c): a client's output buffer is what it has not received yet (here the encoded
+replies not handed over plus the transport's buffer); over the hard limit of its class
+(normal, pubsub) it is closed at once; over the soft limit continuously for more than the
+soft seconds, too. Output buffers are checked whenever replies are handed to the transport,
+which is where they grow: a Pub/Sub subscriber or MONITOR that never reads is closed by the
+limit, not by the server running out of memory.
+
+Sluice adds backpressure where Redis has none: while a client's transport is above its high
+water mark the client is not read from, and ``process_input`` stops running its pipelined
+requests (``paused_reading``), so one read of pipelined ``GET``\\ s of a big value can't
+build gigabytes of replies; ``resume_writing`` runs the rest once the client has read.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .client import Client
+
+log = logging.getLogger("sluice")
+
+FLUSH_CHUNK = 64 * 1024  # unsent replies handed to the transport mid-pipeline
+HIGH_WATER = 256 * 1024  # transport buffer above which a client is paused
+
+
+def check_output_buffer(client: Client, transport: Any) -> bool:
+    """Close ``client`` if its output buffer is over its class's limits; True if closed."""
+    server = client.server
+    limits = server.config.client_output_buffer_limit
+    hard, soft, soft_seconds = limits.get(client.kind, limits["normal"])
+    if not hard and not soft:
+        return False
+    used = transport.get_write_buffer_size() + len(client.out)
+    over = bool(hard) and used >= hard
+    if soft and used >= soft:
+        now = time.monotonic()
+        if not client.obuf_soft_since:
+            client.obuf_soft_since = now  # the first time: start counting
+        elif now - client.obuf_soft_since > soft_seconds:
+            over = True
+    else:
+        client.obuf_soft_since = 0.0
+    if over:
+        log.warning("Client %s scheduled to be closed ASAP for overcoming of output buffer "
+                    "limits.", client.info_line())
+        server.stats["client_output_buffer_limit_disconnections"] += 1
+        server.close_client(client)
+    return over
+
