@@ -1,0 +1,61 @@
+"""What the AOF writer logs (server/persistence.py): SELECT, MULTI/EXEC, absolute expiries."""
+
+from __future__ import annotations
+
+import pytest
+
+from sluice.server.app import Server
+from sluice.server.persistence import AppendOnlyFile, _absolute
+from sluice.storage.aof import Manifest, encode_command, parse_commands
+from sluice.storage.keyspace import FakeClock
+
+NOW = 1_700_000_000_000
+
+
+@pytest.mark.parametrize("argv,logged", [
+    ([b"EXPIRE", b"k", b"10"], [b"PEXPIREAT", b"k", b"%d" % (NOW + 10_000)]),
+    ([b"pexpire", b"k", b"10", b"NX"], [b"PEXPIREAT", b"k", b"%d" % (NOW + 10), b"NX"]),
+    ([b"EXPIREAT", b"k", b"5"], [b"PEXPIREAT", b"k", b"5000"]),
+    ([b"SETEX", b"k", b"2", b"v"], [b"SET", b"k", b"v", b"PXAT", b"%d" % (NOW + 2000)]),
+    ([b"PSETEX", b"k", b"2", b"v"], [b"SET", b"k", b"v", b"PXAT", b"%d" % (NOW + 2)]),
+    ([b"SET", b"k", b"v", b"ex", b"3", b"NX"], [b"SET", b"k", b"v", b"PXAT", b"%d" % (NOW + 3000),
+                                                b"NX"]),
+    ([b"SET", b"k", b"v", b"EXAT", b"3"], [b"SET", b"k", b"v", b"PXAT", b"3000"]),
+    ([b"SET", b"k", b"v", b"PXAT", b"3"], [b"SET", b"k", b"v", b"PXAT", b"3"]),
+    ([b"GETEX", b"k", b"PX", b"7"], [b"PEXPIREAT", b"k", b"%d" % (NOW + 7)]),
+    ([b"GETEX", b"k", b"PERSIST"], [b"PERSIST", b"k"]),
+    ([b"RPUSH", b"l", b"EX", b"1"], [b"RPUSH", b"l", b"EX", b"1"]),
+    ([b"EXPIRE", b"k", b"notanumber"], [b"EXPIRE", b"k", b"notanumber"]),
+])
+def test_relative_expiries_become_absolute(argv: list[bytes], logged: list[bytes]) -> None:
+    assert _absolute(argv, NOW) == logged
+
+
+def _aof(tmp_path: object) -> AppendOnlyFile:
+    server = Server(clock=FakeClock(NOW))
+    return AppendOnlyFile(server, str(tmp_path), Manifest())
+
+
+def test_select_only_when_the_db_changes(tmp_path: object) -> None:
+    aof = _aof(tmp_path)
+    aof.feed(0, [[b"SET", b"a", b"1"]])
+    aof.feed(0, [[b"SET", b"b", b"1"]])
+    aof.feed(3, [[b"SET", b"c", b"1"], [b"DEL", b"d"]])
+    aof.feed(0, [[b"SET", b"e", b"1"]])
+    cmds = [a for a, _ in parse_commands(bytes(aof.buf))]
+    assert [c[0] for c in cmds] == [b"SELECT", b"SET", b"SET", b"SELECT", b"SET", b"DEL",
+                                    b"SELECT", b"SET"]
+    assert cmds[3] == [b"SELECT", b"3"]
+
+
+def test_multi_is_written_lazily_and_exec_only_after_it(tmp_path: object) -> None:
+    aof = _aof(tmp_path)
+    aof.begin_multi(2)
+    aof.end_multi()  # nothing changed inside: nothing logged
+    assert aof.buf == b""
+    aof.begin_multi(2)
+    aof.feed(2, [[b"INCR", b"n"]])
+    aof.feed(2, [[b"INCR", b"n"]])
+    aof.end_multi()
+    assert bytes(aof.buf) == b"".join(encode_command(c) for c in (
+        [b"SELECT", b"2"], [b"MULTI"], [b"INCR", b"n"], [b"INCR", b"n"], [b"EXEC"]))
