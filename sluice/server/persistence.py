@@ -62,6 +62,11 @@ _MULTI = encode_command([b"MULTI"])
 _EXEC = encode_command([b"EXEC"])
 
 
+# Commands whose logged form may carry a relative expiry (see _absolute).
+_RELATIVE = frozenset((b"expire", b"pexpire", b"expireat", b"setex", b"psetex", b"set",
+                       b"getex"))
+
+
 def _absolute(argv: list[bytes], now_ms: int) -> list[bytes]:
     """Relative expiries as absolute ones (Redis logs PEXPIREAT and SET ... PXAT)."""
     name = argv[0].lower()
@@ -204,9 +209,14 @@ class AppendOnlyFile:
         if db_id != self.selected_db:
             buf += encode_select(db_id)
             self.selected_db = db_id
-        now = self.server.keyspace.clock.now_ms()
         for argv in argvs:
-            buf += encode_command(_absolute(argv, now))
+            if argv[0].lower() in _RELATIVE:
+                argv = _absolute(argv, self.server.keyspace.clock.now_ms())
+            buf += b"*%d\r\n" % len(argv)
+            for arg in argv:
+                buf += b"$%d\r\n" % len(arg)
+                buf += arg
+                buf += b"\r\n"
 
     def begin_multi(self, db_id: int) -> None:
         self.multi_db = db_id
