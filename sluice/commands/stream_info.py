@@ -125,6 +125,10 @@ def _full_groups(stream: Stream, count: int) -> list[Any]:
 @stream_command
 def xinfo_stream(ctx: Any, args: Args) -> Any:
     argv = args.argv
+    # The key is looked up before the options are parsed (no such key / WRONGTYPE win).
+    stream = get_stream(ctx, argv[2])
+    if stream is None:
+        raise CommandError(E.NO_SUCH_KEY)
     argc = len(argv)
     full = False
     count = _FULL_DEFAULT_COUNT
@@ -135,10 +139,9 @@ def xinfo_stream(ctx: Any, args: Args) -> Any:
             raise CommandError(E.SUBCOMMAND_SYNTAX % (argv[1][:128], argv[0].upper()))
         full = True
         if argc == 6:
-            count = max(parse_int(argv[5]), 0)
-    stream = get_stream(ctx, argv[2])
-    if stream is None:
-        raise CommandError(E.NO_SUCH_KEY)
+            count = parse_int(argv[5])
+            if count < 0:
+                count = _FULL_DEFAULT_COUNT  # current Redis: a negative COUNT is the default
     reply = Map(_stream_head(stream, ctx.now_ms()))
     if full:
         reply[b"entries"] = entries_reply(stream.range(0, MAX_ID, count))

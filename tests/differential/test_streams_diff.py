@@ -112,7 +112,8 @@ CASES: list[list[str]] = [
     ["XINFO", "HELP"], ["XINFO", "HELP", "x"], ["XINFO"], ["XINFO", "foo"], ["XINFO", "STREAM"],
     ["XINFO", "STREAM", "nokey"], ["XINFO", "STREAM", "str"], ["XINFO", "STREAM", "s", "foo"],
     ["XINFO", "stream", "s", "FULL", "foo"], ["XINFO", "STREAM", "s", "FULL", "COUNT"],
-    ["XINFO", "STREAM", "s", "FULL", "COUNT", "x"],
+    ["XINFO", "STREAM", "s", "FULL", "COUNT", "x"], ["XINFO", "STREAM", "nokey", "foo"],
+    ["XINFO", "STREAM", "str", "FULL", "COUNT", "x"], ["XINFO", "STREAM", "nokey", "FULL", "x"],
     # streams as keys
     ["TYPE", "s"], ["OBJECT", "ENCODING", "s"], ["EXISTS", "s"],
 ]

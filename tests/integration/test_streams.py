@@ -567,6 +567,14 @@ def test_xinfo_stream_full(rr: redis.Redis, sluice: ThreadedServer) -> None:
     assert len(one[b"entries"]) == 1
     assert len(as_dict(one[b"groups"][1])[b"pending"]) == 1
     assert len(xinfo(rr, "s", "FULL", "COUNT", "0")[b"entries"]) == 3
+    for j in range(12):
+        rr.xadd("big", {"f": j})
+    assert len(xinfo(rr, "big", "FULL")[b"entries"]) == 10  # the default COUNT
+    assert len(xinfo(rr, "big", "FULL", "COUNT", "0")[b"entries"]) == 12  # 0: everything
+    # Current Redis turns a negative COUNT into the default (7.0.15 returns everything).
+    assert len(xinfo(rr, "big", "FULL", "COUNT", "-1")[b"entries"]) == 10
+    with pytest.raises(redis.ResponseError, match="no such key"):
+        xinfo(rr, "nokey", "FULL", "foo")  # the key is looked up before the options
     for extra in (["foo"], ["FULL", "foo"], ["FULL", "COUNT"], ["FULL", "COUNT", "1", "x"]):
         with pytest.raises(redis.ResponseError, match="unknown subcommand or wrong number"):
             xinfo(rr, "s", *extra)
