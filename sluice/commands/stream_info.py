@@ -174,12 +174,12 @@ def xinfo_help(ctx: Any, args: Args) -> Any:
 COMMANDS = (
     #   name            arity  flags             acl       keys                    handler
     cmd("xinfo",          -2,  NONE,             A.NONE,   None,                   None,
-        "A container for stream introspection commands.", group="stream", since="5.0.0",
+        "Groups the stream introspection subcommands.", group="stream", since="5.0.0",
         complexity="Depends on subcommand."),
     cmd("xinfo|stream",   -3,  READONLY,         A.STREAM, key_at(2, RO | ACCESS),  xinfo_stream,
-        "Returns information about a stream.", group="stream", since="5.0.0",
+        "Describes a stream: size, IDs, edge entries, and with FULL its groups.", group="stream", since="5.0.0",
         syntax="key [FULL [COUNT count]]"),
     cmd("xinfo|help",      2,  LOADING | STALE,  A.STREAM, None,                   xinfo_help,
-        "Returns helpful text about the different subcommands.", group="stream",
+        "Explains the XINFO subcommands.", group="stream",
         since="5.0.0"),
 )

@@ -444,50 +444,53 @@ _TRIM = "[<MAXLEN | MINID> [= | ~] threshold [LIMIT count]]"
 COMMANDS = (
     #   name        arity  flags                      acl       keys                                   handler
     cmd("xadd",       -5,  WRITE | DENYOOM | FAST,    A.STREAM, key_at(1, RW | UPDATE),                xadd,
-        "Appends a new message to a stream. Creates the key if it doesn't exist.", group="stream",
+        "Adds an entry to a stream, creating the stream unless NOMKSTREAM is given.", group="stream",
         since="5.0.0", tips=_ND,
         complexity="O(1) when adding a new entry, O(N) when trimming where N being the number of "
         "entries evicted.",
         syntax="key [NOMKSTREAM] [KEEPREF | DELREF | ACKED] [IDMPAUTO producer-id | IDMP "
         f"producer-id idempotent-id] {_TRIM} <* | id> field value [field value ...]"),
     cmd("xrange",     -4,  READONLY,                  A.STREAM, key_at(1, RO | ACCESS),                xrange,
-        "Returns the messages from a stream within a range of IDs.", group="stream",
+        "Returns the entries of a stream whose IDs fall within a range.", group="stream",
         since="5.0.0", syntax="key start end [COUNT count]",
         complexity="O(N) with N being the number of elements being returned. If N is constant "
         "(e.g. always asking for the first 10 elements with COUNT), you can consider it O(1)."),
     cmd("xrevrange",  -4,  READONLY,                  A.STREAM, key_at(1, RO | ACCESS),                xrevrange,
-        "Returns the messages from a stream within a range of IDs in reverse order.",
+        "Returns the entries of a stream within a range of IDs, newest first.",
         group="stream", since="5.0.0", syntax="key end start [COUNT count]",
         complexity="O(N) with N being the number of elements returned. If N is constant (e.g. "
         "always asking for the first 10 elements with COUNT), you can consider it O(1)."),
     cmd("xlen",        2,  READONLY | FAST,           A.STREAM, key_at(1, RO),                         xlen,
-        "Returns the number of messages in a stream.", group="stream", since="5.0.0",
+        "Returns how many entries a stream holds.", group="stream", since="5.0.0",
         syntax="key"),
     cmd("xdel",       -3,  WRITE | FAST,              A.STREAM, key_at(1, RW | DELETE),                xdel,
-        "Returns the number of messages after removing them from a stream.", group="stream",
+        "Deletes entries of a stream by ID; returns how many were deleted.", group="stream",
         since="5.0.0", syntax="key id [id ...]",
         complexity="O(1) for each single item to delete in the stream, regardless of the "
         "stream size."),
     cmd("xdelex",     -5,  WRITE | FAST,              A.STREAM, key_at(1, RW | DELETE),                xdelex,
-        "Deletes one or multiple entries from the stream.", group="stream", since="8.2.0",
+        "Deletes entries of a stream, choosing what happens to consumer-group references.", group="stream", since="8.2.0",
         syntax="key [KEEPREF | DELREF | ACKED] IDS numids id [id ...]",
         complexity="O(1) for each single item to delete in the stream, regardless of the "
         "stream size."),
     cmd("xtrim",      -4,  WRITE,                     A.STREAM, key_at(1, RW | DELETE),                xtrim,
-        "Deletes messages from the beginning of a stream.", group="stream", since="5.0.0",
+        "Trims a stream from its oldest end, by length or by minimum ID.", group="stream", since="5.0.0",
         tips=_ND, complexity="O(N), with N being the number of evicted entries. Constant times "
         "are very small however, since entries are organized in macro nodes containing multiple "
         "entries that can be released with a single deallocation.",
         syntax="key <MAXLEN | MINID> [= | ~] threshold [LIMIT count] [KEEPREF | DELREF | ACKED]"),
     cmd("xsetid",     -3,  WRITE | DENYOOM | FAST,    A.STREAM, key_at(1, RW | UPDATE),                xsetid,
-        "An internal command for replicating stream values.", group="stream", since="5.0.0",
+        "Sets a stream's last ID and counters (replicates streams).", group="stream", since="5.0.0",
         syntax="key last-id [ENTRIESADDED entries-added] [MAXDELETEDID max-deleted-id]"),
     cmd("xcfgset",    -2,  WRITE | FAST,              A.STREAM, key_at(1, RW | UPDATE),                xcfgset,
-        "Sets the IDMP configuration parameters for a stream.", group="stream", since="8.6.0",
+        "Configures how long and how many idempotent IDs a stream remembers.", group="stream", since="8.6.0",
         syntax="key [IDMP-DURATION idmp-duration] [IDMP-MAXSIZE idmp-maxsize]"),
     cmd("xread",      -4,  READONLY | BLOCKING,       A.STREAM, keys_after(b"STREAMS", 1, RO | ACCESS), xread,
-        "Returns messages from multiple streams with IDs greater than the ones requested. "
-        "Blocks until a message is available otherwise.", group="stream", since="5.0.0",
-        complexity="", syntax="[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id "
+        "Reads entries newer than the given IDs from streams, optionally waiting for them.",
+        group="stream", since="5.0.0",
+        complexity="For each stream mentioned: O(N) with N being the number of elements being "
+        "returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK "
+        "option is used, XADD will pay O(M) time in order to serve the M clients blocked on the "
+        "stream getting new data.", syntax="[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id "
         "[id ...]"),
 )
