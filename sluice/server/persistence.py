@@ -416,10 +416,18 @@ class AppendOnlyFile:
         if self.child_pid:
             return "ERR Background append only file rewriting already in progress"
         snapshots = getattr(self.server, "persistence", None)
-        if snapshots is not None and snapshots.child_pid:
+        if (snapshots is not None and snapshots.child_pid) or self.multi_open \
+                or self.multi_db is not None:
+            # A BGSAVE child runs, or we are inside EXEC (the file switch must not split a
+            # MULTI/EXEC block): the cron starts the rewrite as soon as it can.
             self.rewrite_scheduled = True
             return None
         self.flush_and_sync()
+        if self.buf:
+            # The buffer could not be written. Its commands are already in memory, so the
+            # child's base would hold them and the new incremental file would replay them a
+            # second time: no rewrite until the disk takes writes again.
+            return "ERR Can't rewrite the append only file while writes to it are failing"
         new = self.manifest.copy()
         info = new.new_incr(self.config.appendfilename)
         try:

@@ -371,3 +371,15 @@ def test_info_persistence_fields(make_server: Factory, tmp_path: Path) -> None:
         assert field in info, field
     r.set("k", "v")
     assert r.info("persistence")["aof_current_size"] > info["aof_current_size"]
+
+
+def test_bgrewriteaof_inside_exec_is_scheduled_not_split(make_server: Factory,
+                                                         tmp_path: Path) -> None:
+    s = make_server(*_aof(tmp_path))
+    r = s.client()
+    with r.pipeline(transaction=True) as p:
+        p.set("a", "1").bgrewriteaof().set("b", "2").execute()
+    wait_until(lambda: r.info("persistence")["aof_rewrites"] == 1, what="scheduled rewrite")
+    r.set("c", "3")
+    s = _restart(s, make_server, *_aof(tmp_path))
+    assert s.client().mget("a", "b", "c") == [b"1", b"2", b"3"]
