@@ -33,13 +33,23 @@ def _mgr(ctx: Any) -> Any:
     return ctx.server.acl_manager
 
 
+def _redact(ctx: Any, first: int) -> None:
+    """``redactClientCommandArgument``: rules and user names never reach SLOWLOG (the list
+    is the one ``call`` logs, so it is changed in place once the handler has parsed it)."""
+    argv = ctx.argv
+    for i in range(first, len(argv)):
+        argv[i] = b"(redacted)"
+
+
 def acl_setuser(ctx: Any, args: Args) -> Any:
     from sluice.server.acl_user import has_spaces
 
     name = args.next()
+    rules = args.rest()
+    _redact(ctx, 2)
     if has_spaces(name):
         raise CommandError(ACL_USERNAME_SPACES)
-    error = _mgr(ctx).setuser(name, args.rest())
+    error = _mgr(ctx).setuser(name, rules)
     if error is not None:  # addReplyErrorSdsSafe: one line, whatever the rule contained
         raise CommandError(b"ERR " + error.replace(b"\r", b" ").replace(b"\n", b" "))
     return OK
@@ -54,6 +64,7 @@ def acl_getuser(ctx: Any, args: Args) -> Any:
     from sluice.server.acl import user_key
 
     user = _mgr(ctx).users.get(user_key(args.next()))
+    _redact(ctx, 2)
     if user is None:
         return None
     fields: list[Any] = [b"flags", Set(user.flag_names()),
@@ -69,6 +80,7 @@ def _pairs(flat: list[Any]) -> Map:
 
 def acl_deluser(ctx: Any, args: Args) -> Any:
     names = args.rest()
+    _redact(ctx, 2)
     if b"default" in names:
         raise CommandError(ACL_DEFAULT_UNDELETABLE)
     return _mgr(ctx).deluser(names, ctx)

@@ -118,6 +118,10 @@ def compile_pattern(pattern: bytes, nocase: bool = False) -> Callable[[bytes], b
             return pattern.__eq__  # type: ignore[return-value]
         whole = re.compile(b"".join(runs[0]))
         return lambda s: whole.fullmatch(s) is not None
+    if len(runs) == 2 and not runs[1] and not nocase and not any(c in pattern for c in b"?[\\"):
+        prefix = pattern.rstrip(b"*")  # 'user:*', the usual ACL pattern
+        if prefix:
+            return lambda s: s.startswith(prefix)
     head, tail = runs[0], runs[-1]
     head_w, tail_w = len(head), len(tail)
     head_rx = re.compile(b"".join(head)) if head else None

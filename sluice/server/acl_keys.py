@@ -42,7 +42,7 @@ def perms_of(flags: K) -> int:
 class KeyPlan:
     """How to find one command's keys: its usable specs and, if any, its own finder."""
 
-    __slots__ = ("cmd", "specs", "use_specs", "finder")
+    __slots__ = ("cmd", "specs", "use_specs", "finder", "fixed")
 
     def __init__(self, cmd: Cmd) -> None:
         self.cmd = cmd
@@ -52,6 +52,12 @@ class KeyPlan:
             (ks, perms_of(ks.flags), bool(ks.flags & K.INCOMPLETE)) for ks in usable]
         self.use_specs = bool(usable) and not varflags
         self.finder: Callable[[list[bytes]], Found] | None = FINDERS.get(cmd.name)
+        # The common case, one spec at fixed positions (GET k, XADD k ...): no search at all.
+        self.fixed: tuple[int, int, int, int] | None = None
+        if self.use_specs and len(self.specs) == 1:
+            ks, need, incomplete = self.specs[0]
+            if ks.index and not ks.keynum and ks.lastkey >= 0 and not incomplete:
+                self.fixed = (ks.index, ks.index + ks.lastkey, ks.step, need)
 
     @property
     def has_keys(self) -> bool:
@@ -59,6 +65,12 @@ class KeyPlan:
         return bool(self.specs) or self.finder is not None
 
     def find(self, argv: list[bytes]) -> Found:
+        fixed = self.fixed
+        if fixed is not None:
+            first, last, step, need = fixed
+            if last < len(argv):
+                return [(i, need) for i in range(first, last + 1, step)]
+            return self.finder(argv) if self.finder is not None else []
         if self.use_specs:
             found = _from_specs(self.specs, argv)
             if found is not None:

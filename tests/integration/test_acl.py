@@ -388,3 +388,16 @@ def test_redis_cli_user_pass(make_server: Make) -> None:
     # As with redis-server: the failed AUTH is reported, the session stays the default user's.
     assert "WRONGPASS" in bad.stderr and bad.stdout.strip() == "default"
 
+
+
+def test_rules_and_passwords_stay_out_of_the_slowlog(make_server: Make) -> None:
+    s = make_server("slowlog-log-slower-than 0")
+    assert s.server is not None
+    if b"slowlog" not in s.server.table:
+        pytest.skip("SLOWLOG is not in the command table yet")
+    r = client(s)
+    r.execute_command("ACL", "SETUSER", "sl", "on", ">topsecret", "+@all")
+    r.execute_command("ACL", "GETUSER", "sl")
+    r.execute_command("AUTH", "sl", "topsecret")
+    logged = repr(r.execute_command("SLOWLOG", "GET", "10"))
+    assert "topsecret" not in logged and "(redacted)" in logged
