@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from sluice.protocol import NULL_ARRAY, string2ll
 from sluice.storage.stream import ACKED, DELREF, KEEPREF, RefPolicy, Stream, default_trim_limit
@@ -41,7 +41,7 @@ from sluice.storage.stream_errors import StreamError
 from sluice.storage.streamid import format_id, parse_strict_id, parse_xadd_id
 
 from . import errors as E
-from .args import Args, parse_int
+from .args import parse_int
 from .errors import CommandError
 
 __all__ = [
@@ -57,7 +57,7 @@ __all__ = [
     "trim_and_rewrite",
 ]
 
-Handler = Callable[[Any, Args], Any]
+H = TypeVar("H", bound=Callable[[Any, Any], Any])  # a handler (or a helper of that shape)
 
 _LLONG_MAX = (1 << 63) - 1
 _POLICIES: dict[bytes, RefPolicy] = {b"KEEPREF": KEEPREF, b"DELREF": DELREF, b"ACKED": ACKED}
@@ -68,17 +68,17 @@ def get_stream(ctx: Any, key: bytes) -> Stream | None:
     return ctx.db.get_typed(key, Stream)  # type: ignore[no-any-return]
 
 
-def stream_command(fn: Handler) -> Handler:
+def stream_command(fn: H) -> H:
     """Wrap a handler so a ``StreamError`` becomes the ``-`` reply with Redis's text."""
 
     @functools.wraps(fn)
-    def wrapper(ctx: Any, args: Args) -> Any:
+    def wrapper(ctx: Any, args: Any) -> Any:
         try:
             return fn(ctx, args)
         except StreamError as e:
             raise CommandError(str(e)) from None
 
-    return wrapper
+    return cast(H, wrapper)
 
 
 def entry_reply(sid: int, fields: list[bytes] | None) -> list[Any]:
