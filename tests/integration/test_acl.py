@@ -401,3 +401,20 @@ def test_rules_and_passwords_stay_out_of_the_slowlog(make_server: Make) -> None:
     r.execute_command("AUTH", "sl", "topsecret")
     logged = repr(r.execute_command("SLOWLOG", "GET", "10"))
     assert "topsecret" not in logged and "(redacted)" in logged
+
+
+def test_config_set_requirepass_and_pubsub_default(make_server: Make) -> None:
+    s = make_server("acl-pubsub-default allchannels")
+    assert s.server is not None
+    if b"config" not in s.server.table:
+        pytest.skip("CONFIG is not in the command table yet")
+    r = client(s)
+    r.execute_command("ACL", "SETUSER", "ch", "on")
+    assert _text(r.acl_list()[0]).endswith("&* -@all")  # new users get all channels
+    assert r.config_set("requirepass", "newpass")
+    assert r.ping()  # this connection stays authenticated
+    with pytest.raises(redis.AuthenticationError):
+        client(s).ping()
+    assert client(s, password="newpass").ping()
+    assert r.config_set("requirepass", "")
+    assert client(s).ping()  # back to nopass
