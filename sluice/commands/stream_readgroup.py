@@ -17,10 +17,8 @@ Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs fr
   the original deadline (Redis 7.2's reprocessing of blocked commands), unless
   ``ready_check`` shows it could not be served (another reader took the new entries): then
   it stays blocked in place, as 7.0 left it, and its seen-time is not refreshed. A group
-  destroyed meanwhile gives the command's own NOGROUP (7.2+). A key deleted or retyped gives
-  the blocking manager's ``UNBLOCKED the stream key no longer exists`` (7.0's reply; 7.2+
-  re-runs and answers NOGROUP / WRONGTYPE, a documented 7.2 breaking change we do not follow
-  yet, see blocking.py's ``unblock_on_nokey``).
+  destroyed meanwhile, or a key deleted or retyped, re-runs the command, which answers its own
+  NOGROUP / WRONGTYPE (7.2+; 7.0 sent "UNBLOCKED the stream key no longer exists").
 - ``CLAIM min-idle-time`` (Redis 8.4, per the redis.io XREADGROUP page): with ``>``, pending
   entries idle for at least that long are claimed first, most idle first, each reported as
   ``[id, fields, idle-ms, earlier deliveries]``; then new entries fill what is left of COUNT,

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from .client import Client
 
 UNBLOCKED_ERROR = ErrorReply(b"UNBLOCKED client unblocked via CLIENT UNBLOCK")
-NOKEY_ERROR = ErrorReply(b"UNBLOCKED the stream key no longer exists")
 
 BKey = tuple[int, bytes]  # (db id, key)
 
@@ -75,7 +74,7 @@ class BlockState:
         self.timer: asyncio.TimerHandle | None = None
         self.on_timeout = on_timeout  # reply on timeout / CLIENT UNBLOCK TIMEOUT
         self.argv = argv  # the command to run again when a key is ready
-        self.unblock_on_nokey = unblock_on_nokey  # XREADGROUP: deleted key -> error
+        self.unblock_on_nokey = unblock_on_nokey  # XREADGROUP: deleted/retyped key -> re-run
         self.key_types: dict[bytes, bytes] = {}  # type of each key when the client blocked
         self.btype = btype  # the key type that can serve the command; None: any
         # The handler's optional ``ready_check(client, db, key) -> bool``: False means a re-run
@@ -165,7 +164,10 @@ class BlockingManager:
                 continue  # served through another key, unblocked or gone meanwhile
             if state.unblock_on_nokey:
                 if db.type_of(key) != state.key_types.get(key):
-                    self.unblock_client(client, NOKEY_ERROR)
+                    # Key deleted or retyped: re-run, so XREADGROUP answers its own NOGROUP
+                    # or WRONGTYPE (current Redis; 7.0 sent "UNBLOCKED the stream key no
+                    # longer exists", which 7.2 dropped with command reprocessing).
+                    self._rerun(client)
                     continue
             elif state.btype is not None and db.type_of(key) != state.btype:
                 continue

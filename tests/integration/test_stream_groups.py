@@ -400,29 +400,26 @@ def test_xreadgroup_block_key_or_group_gone(rr: redis.Redis, sluice: ThreadedSer
                                             change: str) -> None:
     """A blocked XREADGROUP whose key is deleted or changes type, or whose group is destroyed.
 
-    Key gone or retyped: ``UNBLOCKED the stream key no longer exists``, as redis-server 7.0
-    answers (the blocking manager's ``unblock_on_nokey``). Redis 7.2+ re-runs the command
-    instead and answers its NOGROUP / WRONGTYPE (7.2 breaking changes: "a blocked stream
-    command that is released when a key no longer exists returns a different error code");
-    we keep 7.0's reply here, see the report. Group destroyed: the command is re-run and
-    fails with its own NOGROUP, as in 7.2+ (7.0 sent "NOGROUP the consumer group this client
-    was blocked on no longer exists").
+    Current Redis (7.2+, src/blocked.c reprocesses ``unblock_on_nokey`` clients) re-runs the
+    command, which answers its own NOGROUP (key gone, group gone) or WRONGTYPE (key retyped).
+    redis-server 7.0 sent "UNBLOCKED the stream key no longer exists" instead; the newest
+    behaviour wins (a documented 7.2 breaking change).
     """
     rr.xadd("s", {"f": "v"}, id="1-0")
     rr.xgroup_create("s", "g", "$")
     d = Deferred(sluice.port, proto(rr), "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0",
                  "STREAMS", "s", ">")
     wait_blocked(rr, 1)
-    expected = "UNBLOCKED the stream key no longer exists"
+    expected = err(errors.NOGROUP_XREADGROUP, b"s", b"g")
     if change == "del":
         rr.delete("s")
     elif change == "set":
         rr.set("s", "x")
+        expected = errors.WRONGTYPE
     elif change == "flushall":
         rr.flushall()
     else:
         rr.xgroup_destroy("s", "g")
-        expected = err(errors.NOGROUP_XREADGROUP, b"s", b"g")
     with pytest.raises(redis.ResponseError) as e:
         d.result()
     assert same_error(e.value, expected), str(e.value)

@@ -20,7 +20,7 @@ from sluice.commands.lists import parse_timeout
 from sluice.commands.spec import RW, WRITE, A, cmd, key_at
 from sluice.protocol import NULL_ARRAY
 from sluice.server.app import Server
-from sluice.server.blocking import NOKEY_ERROR, blocked_type
+from sluice.server.blocking import blocked_type
 from sluice.server.client import Client
 from sluice.server.config import Config
 from sluice.server.dispatch import call, process_command
@@ -374,7 +374,8 @@ def test_reblocked_client_keeps_deadline_and_goes_last(h: Harness) -> None:
     assert h.replies(second) == [b"served"] and h.manager.blocked_count == 0
 
 
-def test_unblock_on_nokey_gets_the_error(h: Harness) -> None:
+def test_unblock_on_nokey_reruns_when_the_key_goes(h: Harness) -> None:
+    """Current Redis re-runs an unblock_on_nokey client whose key was deleted or retyped."""
     _install_probe(h, A.STREAM, unblock_on_nokey=True)
     waiter, writer = h.client(), h.client()
     h.server.keyspace[0].set(b"k", b"wait")
@@ -382,8 +383,12 @@ def test_unblock_on_nokey_gets_the_error(h: Harness) -> None:
     h.server.keyspace[0].delete(b"k")
     writer.modified(b"k")
     h.server.before_return()
-    assert h.raw(waiter) == b"-" + bytes(NOKEY_ERROR) + b"\r\n"
-    assert h.manager.blocked_count == 0
+    # The probe blocks again when the key does not hold b"go": it was re-run, in place.
+    assert waiter.blocked and list(h.manager.blocking_keys[(0, b"k")]) == [waiter]
+    h.server.keyspace[0].set(b"k", b"go")
+    writer.modified(b"k")
+    h.server.before_return()
+    assert h.replies(waiter) == [b"served"] and h.manager.blocked_count == 0
 
 
 # -- timeouts ------------------------------------------------------------------------------
