@@ -6,6 +6,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 6379
 PYTEST_ARGS ?=
+IOREDIS := tests/clients/ioredis
 
 .PHONY: serve test install install-test redis-reference lint bench bench-pipeline test-pipeline clean
 
@@ -21,7 +22,14 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(PY) -m pip install -q -e '.[fast,test,dev,spark]'
 	touch $@
 
-install-test: $(VENV)/.installed-test redis-reference
+install-test: $(VENV)/.installed-test redis-reference $(IOREDIS)/node_modules/.package-lock.json
+
+# ioredis for tests/integration/test_ioredis.py (npm writes node_modules/.package-lock.json).
+# Without npm the tests skip, or fail under CI=true.
+$(IOREDIS)/node_modules/.package-lock.json: $(IOREDIS)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  cd $(IOREDIS) && npm ci --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: the ioredis tests will be skipped (a failure under CI=true)"; fi
 
 # The differential tests compare replies with a real redis-server (Debian's package).
 # apt starts it as a service on 6379; we only want the binary, so the service is stopped.
