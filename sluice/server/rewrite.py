@@ -123,11 +123,17 @@ def write_file(path: str, chunks: Iterable[bytes]) -> None:
         os.fsync(f.fileno())
 
 
+def rdb_chunks(server: Server, aof_base: bool = False) -> Iterator[bytes]:
+    """The keyspace as RDB bytes, with the server's rdbcompression / rdbchecksum / list
+    node settings."""
+    from sluice.storage import rdb
+
+    cfg = server.config
+    return rdb.dump_keyspace(server.keyspace, compress=cfg.rdbcompression,
+                             checksum=cfg.rdbchecksum, aof_base=aof_base,
+                             list_max_listpack_size=cfg.list_max_listpack_size)
+
+
 def write_aof_base(server: Server, path: str, use_rdb: bool) -> None:
     """The new base of an AOF rewrite: an RDB file (preamble) or plain commands."""
-    if use_rdb:
-        from sluice.storage import rdb
-
-        write_file(path, rdb.dump_keyspace(server.keyspace, aof_base=True))
-    else:
-        write_file(path, iter_commands(server))
+    write_file(path, rdb_chunks(server, aof_base=True) if use_rdb else iter_commands(server))

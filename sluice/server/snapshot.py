@@ -187,13 +187,9 @@ class Persistence:
 
     def save(self) -> bool:
         """SAVE: write the snapshot in the loop. True on success."""
-        from sluice.storage import rdb
-
         tmp = os.path.join(self.config.dir, f"temp-{os.getpid()}.rdb")
         try:
-            rewrite.write_file(tmp, rdb.dump_keyspace(
-                self.server.keyspace, compress=self.config.rdbcompression,
-                checksum=self.config.rdbchecksum))
+            rewrite.write_file(tmp, rewrite.rdb_chunks(self.server))
             os.replace(tmp, self.rdb_path)
             fmt.fsync_dir(self.config.dir)
         except (OSError, TypeError) as e:
@@ -221,15 +217,12 @@ class Persistence:
         if self.server.aof is not None and self.server.aof.child_pid:
             return ("ERR Another child process is active (AOF?): can't BGSAVE right now. Use "
                     "BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
-        from sluice.storage import rdb
-
-        cfg, keyspace = self.config, self.server.keyspace
+        cfg, server = self.config, self.server
         path = self.rdb_path
 
         def work() -> None:
             tmp = os.path.join(cfg.dir, f"temp-{os.getpid()}.rdb")
-            rewrite.write_file(tmp, rdb.dump_keyspace(keyspace, compress=cfg.rdbcompression,
-                                                      checksum=cfg.rdbchecksum))
+            rewrite.write_file(tmp, rewrite.rdb_chunks(server))
             os.replace(tmp, path)
             fmt.fsync_dir(cfg.dir)
 
