@@ -220,10 +220,6 @@ class Server:
         while client.bstate is None and client.postponed is None and not client.closing:
             if len(client.out) > FLUSH_CHUNK:
                 client.flush()  # a client not reading its replies gets paused (limits.py)
-            if client.paused_reading:
-                break  # the rest of its pipeline waits for resume_writing
-            if len(client.out) > FLUSH_CHUNK:
-                client.flush()  # a client not reading its replies gets paused (limits.py)
             if client.paused_reading or client.closed:
                 break  # the rest waits for resume_writing (or the client was closed)
             try:
