@@ -140,6 +140,7 @@ class AppendOnlyFile:
         self.child_started = 0.0
         self.rewrite_first_incr = 0  # index in manifest.incrs of the first file to keep
         self.rewrite_scheduled = False
+        self.awaiting_base = False  # switched on at run time: no complete manifest yet
         self.last_rewrite_time = -1
         self.last_rewrite_ok = True
         self.rewrites = 0
@@ -393,6 +394,14 @@ class AppendOnlyFile:
                 os.fsync(self.fd)
             except OSError as e:
                 log.warning("Error syncing the AOF on shutdown: %s", e.strerror)
+        if self.awaiting_base and self.child_pid:
+            # The first base is being written: wait for it rather than leave an AOF
+            # directory without a complete manifest.
+            with _suppress():
+                _, status = os.waitpid(self.child_pid, 0)
+                self.child_pid = 0
+                if os.waitstatus_to_exitcode(status) == 0 and self._install_rewrite():
+                    log.info("Initial AOF base written before exit")
         self.kill_child()
         self.bio.shutdown(wait=True)
         if self.fd >= 0:
@@ -433,7 +442,8 @@ class AppendOnlyFile:
         try:
             fd = os.open(self.path(info.name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             os.close(fd)
-            self.persist_manifest(new)
+            if not self.awaiting_base:  # else the manifest waits for the first base
+                self.persist_manifest(new)
         except OSError as e:
             log.warning("Can't open the append-only file for rewrite: %s", e.strerror)
             self.last_rewrite_ok = False
@@ -475,6 +485,8 @@ class AppendOnlyFile:
             log.warning("Background AOF rewrite terminated with error")
             with _suppress():
                 os.unlink(self.child_temp)
+            if self.awaiting_base:  # the AOF is not usable without a base: try again
+                self.rewrite_scheduled = True
 
     def _install_rewrite(self) -> bool:
         new = self.manifest.copy()
@@ -489,6 +501,7 @@ class AppendOnlyFile:
             log.warning("Error installing the rewritten AOF: %s", e.strerror)
             return False
         self.manifest = new
+        self.awaiting_base = False
         for info in old:
             if info.name != base.name:
                 with _suppress():

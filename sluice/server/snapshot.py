@@ -147,40 +147,33 @@ class Persistence:
     def _appendonly_changed(self, on: bool) -> None:
         server = self.server
         if on and server.aof is None:
-            # Redis starts a background rewrite here; we write the first base in the loop
-            # (a stall proportional to the dataset) so the manifest is complete at once.
-            server.aof = self.open_aof(load=False) if not os.path.exists(
-                os.path.join(self.aof_dir, fmt.manifest_name(self.config.appendfilename))
-            ) else self._fresh_aof()
+            server.aof = self._start_aof()
         elif not on and server.aof is not None:
             server.aof.shutdown()
             server.aof = None
             self.refresh_disk_error()
 
-    def _fresh_aof(self) -> AppendOnlyFile:
-        """AOF switched on over an old directory: rewrite it from the current dataset."""
-        aof = self.open_aof(load=False)
-        aof.flush_and_sync()
-        manifest = aof.manifest.copy()
-        old = manifest.files() + manifest.history
-        base = manifest.new_base(self.config.appendfilename, self.config.aof_use_rdb_preamble)
-        manifest.history = []
-        manifest.incrs = []
-        tmp = aof.path("temp-" + base.name)
-        rewrite.write_aof_base(self.server, tmp, self.config.aof_use_rdb_preamble)
-        os.replace(tmp, aof.path(base.name))
-        info = manifest.new_incr(self.config.appendfilename)
-        aof.manifest = manifest
-        aof.open_incr(info)
-        aof.persist_manifest()
-        for f in old:
-            if f.name not in (base.name, info.name):
-                try:
-                    os.unlink(aof.path(f.name))
-                except OSError:
-                    pass
-        aof.recompute_sizes()
-        aof.rewrite_base_size = aof.current_size
+    def _start_aof(self) -> AppendOnlyFile:
+        """CONFIG SET appendonly yes, as Redis's ``startAppendOnly``: a background rewrite
+        writes the first base while commands go to a new incremental file; the manifest
+        naming both is persisted only when the base is complete (until then the directory's
+        old manifest, if any, is left as it was)."""
+        directory = self.aof_dir
+        os.makedirs(directory, exist_ok=True)
+        mpath = os.path.join(directory, fmt.manifest_name(self.config.appendfilename))
+        manifest = fmt.Manifest()
+        if os.path.exists(mpath):  # keep numbering after the old files (they get replaced)
+            try:
+                with open(mpath, encoding="utf-8", errors="surrogateescape") as f:
+                    manifest = fmt.Manifest.parse(f.read())
+            except (OSError, fmt.ManifestError) as e:
+                log.warning("Ignoring the old AOF manifest %s: %s", mpath, e)
+        aof = AppendOnlyFile(self.server, directory, manifest)
+        aof.awaiting_base = True
+        err = aof.start_rewrite()
+        if err:
+            log.warning("Can't start the first AOF rewrite (%s): retrying from the cron", err)
+            aof.rewrite_scheduled = True
         return aof
 
     # -- snapshots --------------------------------------------------------------------------

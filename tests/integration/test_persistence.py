@@ -245,11 +245,25 @@ def test_config_set_appendonly_starts_an_aof(make_server: Factory, tmp_path: Pat
     s = make_server(f"dir {tmp_path}")
     r = s.client()
     r.set("early", "1")
-    r.config_set("appendonly", "yes")
+    r.config_set("appendonly", "yes")  # a background rewrite writes the first base
     r.set("late", "2")
     assert r.info("persistence")["aof_enabled"] == 1
+    wait_until(lambda: r.info("persistence")["aof_rewrites"] == 1, what="first base")
+    r.set("later", "3")
+    files = sorted(os.listdir(tmp_path / "appendonlydir"))
+    assert files == ["appendonly.aof.1.base.rdb", "appendonly.aof.1.incr.aof",
+                     "appendonly.aof.manifest"]
     s = _restart(s, make_server, *_aof(tmp_path))
-    assert s.client().mget("early", "late") == [b"1", b"2"]
+    assert s.client().mget("early", "late", "later") == [b"1", b"2", b"3"]
+
+
+def test_shutdown_waits_for_the_first_base(make_server: Factory, tmp_path: Path) -> None:
+    s = make_server(f"dir {tmp_path}")
+    r = s.client()
+    r.set("k", "v")
+    r.config_set("appendonly", "yes")
+    s = _restart(s, make_server, *_aof(tmp_path))  # stop at once, maybe mid-rewrite
+    assert s.client().get("k") == b"v"
 
 
 def test_save_bgsave_lastsave_and_reload(make_server: Factory, tmp_path: Path) -> None:
