@@ -29,8 +29,6 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import redis  # noqa: E402
-
 from tests.support import ProcessServer  # noqa: E402
 
 XADD = ["XADD", "s", "*", "sensor-id", "1234", "temperature", "19.8", "ts", "1700000000000"]
@@ -50,10 +48,6 @@ def start(kind: str, policy: str, tmp: str) -> ProcessServer:
     return ProcessServer(kind, args, cwd=tmp).start()
 
 
-def fsync_rate(kind: str) -> str:
-    return "" if kind != "sluice" else "(group commit)"
-
-
 def throughput(requests: int, clients: int) -> None:
     print(f"XADD, {clients} clients, {requests} requests per run")
     print(f"{'policy':10} {'sluice rps':>12} {'redis rps':>12} {'redis/sluice':>13}")
@@ -71,7 +65,7 @@ def throughput(requests: int, clients: int) -> None:
               f"{rps['redis'] / rps['sluice']:13.2f}", flush=True)
 
 
-def stall(kind: str, keys: int) -> tuple[float, float, float]:
+def stall(kind: str, keys: int, stream: bool = False) -> tuple[float, float, float]:
     """(load seconds, rewrite seconds, longest PING round trip in ms during the rewrite)."""
     tmp = tempfile.mkdtemp(prefix=f"stall-{kind}-")
     server = start(kind, "everysec", tmp)
@@ -82,7 +76,10 @@ def stall(kind: str, keys: int) -> tuple[float, float, float]:
         for base in range(0, keys, batch):
             with r.pipeline(transaction=False) as p:
                 for i in range(base, min(keys, base + batch)):
-                    p.set(f"key:{i}", f"value:{i}")
+                    if stream:
+                        p.xadd("s", {"sensor": i % 97, "temperature": "19.8"})
+                    else:
+                        p.set(f"key:{i}", f"value:{i}")
                 p.execute()
         load = time.monotonic() - t0
         worst = 0.0
@@ -124,13 +121,15 @@ def main() -> None:
     ap.add_argument("--keys", type=int, default=1_000_000)
     ap.add_argument("--skip-stall", action="store_true")
     ap.add_argument("--skip-throughput", action="store_true")
+    ap.add_argument("--stream", action="store_true", help="stall test with N stream entries")
     a = ap.parse_args()
     if not a.skip_throughput:
         throughput(a.requests, a.clients)
     if not a.skip_stall:
-        print(f"\nBGREWRITEAOF with {a.keys} keys; longest PING round trip during the rewrite")
+        what = "stream entries" if a.stream else "keys"
+        print(f"\nBGREWRITEAOF with {a.keys} {what}; longest PING round trip during the rewrite")
         for kind in ("redis", "sluice"):
-            load, rewrite, worst = stall(kind, a.keys)
+            load, rewrite, worst = stall(kind, a.keys, a.stream)
             print(f"{kind:7} load {load:6.1f}s  rewrite {rewrite:6.1f}s  "
                   f"longest ping {worst:7.1f} ms", flush=True)
 
