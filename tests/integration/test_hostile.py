@@ -78,8 +78,10 @@ MALFORMED = [
     b'"unbalanced\r\n', b"*3000000000\r\n", b"*2147483647\r\n$1\r\nx\r\n",
     b"*1\r\n*4000000000\r\n", b"*-1\r\n*0\r\n",
     b"*1_0\r\n", b"* 1\r\n", b"*+1\r\n", b"*1\r\n$04\r\nPING\r\n", b"*1\r\n$4\r\nPINGxx",
-    b"*1\r\n" + b"$" + b"9" * 70000 + b"\r\n", b"*" + b"1" * 70000 + b"\r\n",
-    b"GET " + b"x" * 70000, b"*1\r\n$600000000\r\n" + b"x" * 70000, b"\r\n\r\n\r\n",
+    # Over 64 KB without a line end, by far: the PING after it must not arrive in the same read
+    # as the 64 KB mark, or Redis (which reads 16 KB at a time) takes it as the line's end.
+    b"*1\r\n" + b"$" + b"9" * 200000 + b"\r\n", b"*" + b"1" * 200000 + b"\r\n",
+    b"GET " + b"x" * 200000, b"*1\r\n$600000000\r\n" + b"x" * 70000, b"\r\n\r\n\r\n",
     b"POST / HTTP/1.1\r\nHost: example\r\n\r\n", b"*2\r\n$4\r\nECHO\r\n$1\r\nab\r\n",
     b"*1\r\n$-5\r\n", b"*1\r\n$\r\n", b"*\r\n",
 ]
