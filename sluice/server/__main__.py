@@ -69,10 +69,17 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(process)d:M %(asctime)s %(levelname).1s %(message)s")
     loop_name = _install_loop()
     logging.getLogger("sluice").info("Sluice starting (event loop: %s)", loop_name)
-    server = Server(config)
+    try:
+        server = Server(config)  # users, aclfile, rename-command are checked here
+    except ConfigError as e:
+        logging.getLogger("sluice").error("%s", e)
+        return 1
     server.loop_name = loop_name
     try:
         asyncio.run(_run(server))
+    except ConfigError as e:  # TLS settings, checked when the listener opens
+        logging.getLogger("sluice").error("%s", e)
+        return 1
     except OSError as e:
         logging.getLogger("sluice").error("%s", e)
         return 1
