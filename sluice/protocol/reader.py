@@ -148,7 +148,8 @@ def _is_hex(c: int) -> bool:
 class PureRequestParser:
     """Redis's request parser, in Python. Feed bytes, then call ``get()`` until it returns None."""
 
-    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_mbulk", "_bulklen", "_args")
+    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_mbulk", "_bulklen", "_args",
+                 "_req_start")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
         self.buf = bytearray()
@@ -158,6 +159,7 @@ class PureRequestParser:
         self._mbulk = 0  # arguments still expected by the current multibulk request
         self._bulklen = -1  # length of the bulk being read, -1 while reading its header
         self._args: list[bytes] = []
+        self._req_start = 0  # where the multibulk request being read starts in buf
 
     def feed(self, data: bytes) -> None:
         self.buf += data
@@ -169,6 +171,15 @@ class PureRequestParser:
     def idle(self) -> bool:
         """True when no partial request is buffered."""
         return self.pos >= len(self.buf) and self._mbulk == 0
+
+    def partial_multibulk(self) -> bytes | None:
+        """The raw bytes of the multibulk request being read, if the buffer holds only it.
+
+        Its headers so far have passed this parser's checks.
+        """
+        if self._mbulk == 0:
+            return None
+        return bytes(self.buf[self._req_start :])
 
     def get(self) -> list[bytes] | None:
         """The next complete request, or None when more bytes are needed."""
@@ -235,6 +246,7 @@ class PureRequestParser:
             raise ProtocolError("Protocol error: invalid multibulk length")
         if ll > UNAUTH_MAX_MULTIBULK and self.auth_required:
             raise ProtocolError("Protocol error: unauthenticated multibulk length")
+        self._req_start = self.pos
         self.pos += len(line) + 2
         if ll <= 0:
             return False
@@ -272,19 +284,38 @@ class PureRequestParser:
         return args
 
 
-class RequestReader:
-    """The per-connection reader: hiredis for multibulk, the pure parser for everything else."""
+def encoded_len(req: list[bytes]) -> int:
+    """Length of a request's multibulk encoding (there is exactly one valid encoding)."""
+    total = 3 + len(b"%d" % len(req))
+    for a in req:
+        n = len(a)
+        total += n + (_BULK_OVERHEAD[n] if n < _SMALL_BULK else 5 + len(b"%d" % n))
+    return total
 
-    __slots__ = ("_hi", "_chunks", "_pending", "_served", "_pure", "_last", "max_bulk_len",
+
+_SMALL_BULK = 4096
+_BULK_OVERHEAD = [5 + len(str(n)) for n in range(_SMALL_BULK)]  # "$<n>\r\n" + "\r\n"
+
+
+class RequestReader:
+    """The per-connection reader: hiredis for multibulk, the pure parser for everything else.
+
+    While hiredis parses, ``_chunks`` keeps the raw input since the last known request
+    boundary and ``_served`` the requests hiredis returned out of it. Where a batch does not
+    end on a boundary, the served requests' encoded length says exactly where the partial
+    request starts; the consumed chunks are dropped, so memory stays bounded and a replay
+    through the pure parser only ever re-reads one partial request.
+    """
+
+    __slots__ = ("_hi", "_chunks", "_pending", "_served", "_pure", "max_bulk_len",
                  "auth_required", "_suspect")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
         self._hi = hiredis.Reader()
-        self._chunks: list[bytes] = []  # raw input hiredis may still hold a part of
+        self._chunks: list[bytes] = []  # raw input since the last known request boundary
         self._pending = 0  # total length of _chunks
-        self._served = 0  # requests hiredis returned out of _chunks
+        self._served: list[list[bytes]] = []  # requests hiredis returned out of _chunks
         self._pure: PureRequestParser | None = None
-        self._last: list[bytes] | None = None  # the last request hiredis returned
         self.max_bulk_len = max_bulk_len
         self.auth_required = auth_required
         self._suspect = False  # input not given to hiredis (a huge count): replay it
@@ -326,8 +357,11 @@ class RequestReader:
         pure = self._pure
         if pure is not None:
             args = pure.get()
-            if args is None and pure.idle():
-                self._pure = None  # back to the fast path for the next chunk
+            if args is None:
+                if pure.idle():
+                    self._pure = None  # back to the fast path for the next chunk
+                elif not self.auth_required:
+                    self._hand_back(pure)
             return args
         if self._suspect:
             self._suspect = False
@@ -336,49 +370,73 @@ class RequestReader:
             while True:
                 req = self._hi.gets()
                 if req is False:
+                    self._batch_end()
                     if self._pending > _SHADOW_THRESHOLD:
-                        return self._replay()
-                    if not self._hi.has_data() and self._at_boundary():
-                        self._chunks.clear()
-                        self._pending = self._served = 0
-                        self._last = None
+                        return self._replay()  # one large partial request: check its headers
                     return None
                 if req:  # None and [] come from *-1 and *0, which Redis ignores
                     # Elements that are not bulk strings (``:1``, ``*``, ``$-1``) make join
                     # fail; the pure parser then words the error.
                     _join(req)
-                    self._served += 1
-                    self._last = req
+                    self._served.append(req)
                     return req  # type: ignore[no-any-return]
         except (hiredis.ProtocolError, TypeError):
             return self._replay()
 
-    def _at_boundary(self) -> bool:
-        """Whether hiredis holds no partial request.
+    def _batch_end(self) -> None:
+        """hiredis wants more input: forget the input it has finished with.
 
         ``has_data()`` is false both at a request boundary and when hiredis has consumed the
-        start of a request (its type byte, or whole elements) into its own state. Requests
-        have exactly one valid encoding, so the input ends at a boundary exactly when it ends
-        with the encoding of the last request returned.
+        start of a request (its type byte, or whole elements) into its own state, so it only
+        says where to look. The common case, a batch ending on a boundary, is recognised by
+        the input ending with the last request's encoding (one encode per batch).
         """
-        last = self._last
-        if last is None:
-            return False
-        tail = b"*%d\r\n" % len(last) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in last)
+        served = self._served
+        if not served:
+            return
         chunks = self._chunks
-        if len(chunks[-1]) >= len(tail):
-            return chunks[-1].endswith(tail)
-        return b"".join(chunks).endswith(tail)
+        if not self._hi.has_data():
+            last = served[-1]
+            tail = b"*%d\r\n" % len(last) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in last)
+            if len(chunks[-1]) >= len(tail):
+                at_boundary = chunks[-1].endswith(tail)
+            else:
+                at_boundary = b"".join(chunks).endswith(tail)
+            if at_boundary:
+                chunks.clear()
+                served.clear()
+                self._pending = 0
+                return
+        consumed = sum(map(encoded_len, served))
+        rest = (chunks[0] if len(chunks) == 1 else b"".join(chunks))[consumed:]
+        self._chunks = [rest] if rest else []
+        self._pending = len(rest)
+        served.clear()
 
     def _replay(self) -> list[bytes] | None:
         """Hand the unfinished input to the pure parser, which words errors as Redis does."""
+        consumed = sum(map(encoded_len, self._served))
         pure = PureRequestParser(self.max_bulk_len, self.auth_required)
-        pure.feed(b"".join(self._chunks))
-        for _ in range(self._served):
-            pure.get()  # already returned by hiredis
+        pure.feed(b"".join(self._chunks)[consumed:])
         self._hi = hiredis.Reader()
-        self._chunks.clear()
-        self._pending = self._served = 0
-        self._last = None
+        self._chunks = []
+        self._pending = 0
+        self._served = []
         self._pure = pure
-        return self.get()
+        args = pure.get()
+        if args is None and pure.idle():
+            self._pure = None
+        return args
+
+    def _hand_back(self, pure: PureRequestParser) -> None:
+        """The pure parser waits for the rest of a small multibulk request: let hiredis
+        take it from here, so one odd chunk does not keep a pipeline on the slow path."""
+        raw = pure.partial_multibulk()
+        if raw is None or len(raw) > _SHADOW_THRESHOLD // 2 or _HUGE_COUNT.search(raw):
+            return
+        self._pure = None
+        self._hi = hiredis.Reader()
+        self._hi.feed(raw)
+        self._chunks = [raw]
+        self._pending = len(raw)
+        self._served = []

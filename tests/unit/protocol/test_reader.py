@@ -6,7 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sluice.protocol import ProtocolError, PureRequestParser, RequestReader, split_inline_args, string2ll
+from sluice.protocol import (
+    ProtocolError,
+    PureRequestParser,
+    RequestReader,
+    split_inline_args,
+    string2ll,
+)
 
 READERS = [PureRequestParser, RequestReader]
 
@@ -180,3 +186,41 @@ def test_both_readers_agree_on_any_chunking(reqs: list[list[bytes]], cuts: list[
             reader.feed(data[pos:])
             got.extend(drain(reader))
         assert got == reqs
+
+
+def test_continuous_pipeline_stays_on_the_fast_path_with_bounded_buffering() -> None:
+    # A bulk load (redis-cli --pipe, a Spark sink) never ends a read on a request boundary.
+    reqs = [[b"XADD", b"s", b"*", b"f", b"%d" % i] for i in range(5000)]
+    data = b"".join(encode(*r) for r in reqs)
+    reader = RequestReader()
+    got, slow_reads, most_pending = [], 0, 0
+    for i in range(0, len(data), 1000):
+        reader.feed(data[i : i + 1000])
+        got.extend(drain(reader))
+        slow_reads += reader._pure is not None
+        most_pending = max(most_pending, reader.pending())
+    assert got == reqs
+    assert slow_reads == 0
+    assert most_pending < 1000  # only the partial request is kept, never the whole stream
+
+
+def test_error_after_a_long_split_pipeline_is_found_without_reparsing_it() -> None:
+    reqs = [[b"SET", b"k%d" % i, b"v"] for i in range(3000)]
+    data = b"".join(encode(*r) for r in reqs) + b"*1\r\n$x\r\n"
+    reader = RequestReader()
+    got = []
+    with pytest.raises(ProtocolError, match="invalid bulk length"):
+        for i in range(0, len(data), 777):
+            reader.feed(data[i : i + 777])
+            while (req := reader.get()) is not None:
+                got.append(req)
+    assert got == reqs
+
+
+def test_inline_then_partial_multibulk_hands_back_to_hiredis() -> None:
+    reader = RequestReader()
+    reader.feed(b"PING\r\n" + encode(b"ECHO", b"abc")[:9])
+    assert drain(reader) == [[b"PING"]]
+    assert reader._pure is None  # the partial ECHO went back to the fast path
+    reader.feed(encode(b"ECHO", b"abc")[9:])
+    assert drain(reader) == [[b"ECHO", b"abc"]]
