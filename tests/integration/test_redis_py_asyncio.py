@@ -245,6 +245,31 @@ async def test_blocked_worker_sees_group_errors(sluice: ThreadedServer, control:
         await worker.aclose()
 
 
+async def test_cancelled_blocked_read_swallows_nothing(sluice: ThreadedServer,
+                                                       control: aioredis.Redis,
+                                                       protocol: int) -> None:
+    # asyncio.timeout / wait_for around XREADGROUP BLOCK cancels the task; redis-py then drops
+    # the connection. The server must release the blocked client, and the next entry must
+    # stay undelivered (no PEL entry for a consumer that is gone) until someone reads it.
+    worker = connect(sluice.port, protocol)
+    try:
+        await control.xgroup_create(STREAM, GROUP, id="$", mkstream=True)
+        read = asyncio.create_task(
+            worker.xreadgroup(GROUP, "w", {STREAM: ">"}, count=1, block=0))
+        await wait_blocked(control, 1)
+        read.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await read
+        await wait_blocked(control, 0)
+        entry_id = await control.xadd(STREAM, {"n": 1})
+        assert (await control.xpending(STREAM, GROUP))["pending"] == 0
+        # The same client object reconnects and gets the entry.
+        got = stream_entries(await worker.xreadgroup(GROUP, "w", {STREAM: ">"}, count=1))
+        assert got == [(entry_id, {b"n": b"1"})]
+    finally:
+        await worker.aclose()
+
+
 async def control_id(client: aioredis.Redis, control: aioredis.Redis) -> int:
     """The CLIENT ID of ``client`` while it is blocked (found through CLIENT LIST)."""
     blocked = [c for c in await control.client_list() if "b" in c["flags"]]
