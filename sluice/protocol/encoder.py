@@ -91,8 +91,21 @@ def _error(out: bytearray, value: bytes, resp3: bool) -> None:
 def _array(out: bytearray, value: list[Any] | tuple[Any, ...], resp3: bool) -> None:
     n = len(value)
     out += _ARR_HDR[n] if n < _SMALL else b"*%d\r\n" % n
+    enc = _ENCODERS
+    hdr = _BULK_HDR
     for item in value:
-        _ENCODERS.get(type(item), _fallback)(out, item, resp3)
+        # Bulk strings and nested arrays are most of what arrays hold (stream entries are
+        # [id, [field, value, ...]]): encode them here rather than through a call each.
+        t = type(item)
+        if t is bytes:
+            m = len(item)
+            out += hdr[m] if m < _SMALL else b"$%d\r\n" % m
+            out += item
+            out += _CRLF
+        elif t is list:
+            _array(out, item, resp3)
+        else:
+            enc.get(t, _fallback)(out, item, resp3)
 
 
 def _map(out: bytearray, value: dict[Any, Any], resp3: bool) -> None:
