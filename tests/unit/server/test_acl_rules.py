@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sluice.commands import load_table
 from sluice.commands.spec import CATEGORY_NAMES, F
-from sluice.server.acl_glob import compile_pattern
+from sluice.storage.glob import compile_pattern
 from sluice.server.acl_keys import READ, WRITE, KeyPlan
 from sluice.server.acl_user import (
     DENIED_CHANNEL,
