@@ -505,7 +505,9 @@ class Server:
             if timeout:
                 now = time.time_ns() // 1_000_000
                 for client in list(self.clients.values()):
-                    if (client.bstate is None and client.multi is None and not client.monitor
+                    # As Redis's clientsCronHandleTimeout: blocked, MONITOR and paused clients
+                    # are spared; a client idling inside MULTI is not.
+                    if (client.bstate is None and not client.monitor
                             and client.postponed is None
                             and now - client.last_ms > timeout * 1000):
                         self.close_client(client)

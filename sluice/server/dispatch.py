@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("sluice")
 _perf_ns = time.perf_counter_ns
 # Commands that run at once inside MULTI instead of being queued.
-_MULTI_IMMEDIATE = frozenset((b"exec", b"discard", b"multi", b"watch", b"quit", b"reset"))
+_MULTI_IMMEDIATE = frozenset(("exec", "discard", "multi", "watch", "quit", "reset"))
 
 
 def lookup(table: dict[bytes, Cmd], argv: list[bytes]) -> Cmd | CommandError:
@@ -98,7 +98,7 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
     if server.pause.mode and server.pause.must_hold(client, cmd):
         server.pause.hold(client, argv)  # CLIENT PAUSE: run when the pause ends
         return
-    if client.multi is not None and argv[0].lower() not in _MULTI_IMMEDIATE:
+    if client.multi is not None and cmd.name not in _MULTI_IMMEDIATE:  # by table name: renames
         if cmd.flags & F.NO_MULTI:
             reject(server, client, CommandError("ERR Command not allowed inside a transaction"), cmd)
             return

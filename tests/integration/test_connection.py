@@ -33,3 +33,17 @@ def test_unknown_command_keeps_connection(rr: redis.Redis) -> None:
 def test_client_id_is_distinct(sluice) -> None:  # type: ignore[no-untyped-def]
     a, b = sluice.client(), sluice.client()
     assert a.client_id() != b.client_id()
+
+
+def test_idle_timeout_closes_a_client_inside_multi(make_server) -> None:  # type: ignore[no-untyped-def]
+    """Redis's clientsCronHandleTimeout spares blocked clients, not ones idling in MULTI."""
+    from tests.support import wait_until
+
+    server = make_server("timeout 1")
+    idle, watcher = server.client(), server.client()
+    idle.execute_command("MULTI")
+    wait_until(lambda: watcher.info("clients")["connected_clients"] == 1, timeout=10,
+               what="the idle MULTI client to be closed")
+    # redis-py reconnects; the transaction died with the old connection.
+    with pytest.raises(redis.ResponseError, match="EXEC without MULTI"):
+        idle.execute_command("EXEC")
