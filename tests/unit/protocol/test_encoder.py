@@ -5,7 +5,17 @@ from __future__ import annotations
 import pytest
 
 from sluice.protocol import (
-    NULL_ARRAY, OK, BigNumber, Bool, Double, ErrorReply, Map, Push, Set, Verbatim, encode,
+    NULL_ARRAY,
+    OK,
+    BigNumber,
+    Bool,
+    Double,
+    ErrorReply,
+    Map,
+    Push,
+    Set,
+    Verbatim,
+    encode,
 )
 
 CASES = [
