@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import socket
 import subprocess
 import threading
@@ -353,9 +354,9 @@ def test_timestamp_annotations_are_written_and_skipped(make_server: Factory,
     s.stop()
     incr = tmp_path / "appendonlydir" / "appendonly.aof.1.incr.aof"
     assert incr.read_bytes().startswith(b"#TS:")
-    out = subprocess.run(["redis-check-aof", str(incr.parent / "appendonly.aof.manifest")],
-                         capture_output=True, text=True)
-    if out.returncode != 127:
+    if shutil.which("redis-check-aof"):  # Redis's checker skips the annotations too
+        out = subprocess.run(["redis-check-aof", str(incr.parent / "appendonly.aof.manifest")],
+                             capture_output=True, text=True)
         assert "All AOF files and manifest are valid" in out.stdout
     assert make_server(*lines).client().get("k") == b"v"
 
