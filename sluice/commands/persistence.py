@@ -89,8 +89,11 @@ def bgsave(ctx: Any, args: Args) -> Any:
 
 def bgrewriteaof(ctx: Any, args: Args) -> Any:
     aof = ctx.server.aof
-    if aof is None:
-        raise CommandError("ERR Sluice only rewrites the AOF while appendonly is yes")
+    if aof is None:  # appendonly no: a base and a manifest for a later appendonly yes
+        err = _persistence(ctx).rewrite_offline()
+        if err:
+            raise CommandError(err)
+        return BG_REWRITING
     if aof.child_pid:
         raise CommandError("ERR Background append only file rewriting already in progress")
     err = aof.start_rewrite()

@@ -60,6 +60,10 @@ class Persistence:
         self.loading = False
         self.shut_down = False
         self.bgsave_scheduled = False  # BGSAVE SCHEDULE while an AOF rewrite runs
+        # BGREWRITEAOF with appendonly no: (pid, temp file, new manifest, files to delete)
+        self.offline_rewrite: tuple[int, str, fmt.Manifest, list[str]] | None = None
+        self.offline_rewrites = 0
+        self.offline_rewrite_ok = True
         self.config.on_change("appendonly", self._appendonly_changed)
 
     # -- paths ----------------------------------------------------------------------------
@@ -261,12 +265,82 @@ class Persistence:
             aof.rewrite_scheduled = False
             aof.start_rewrite()
 
+    def rewrite_offline(self) -> str | None:
+        """BGREWRITEAOF with ``appendonly no``: as Redis 7, write a new base (and a manifest
+        naming only it) in a child, so the directory is ready for ``appendonly yes``."""
+        if self.offline_rewrite is not None:
+            return "ERR Background append only file rewriting already in progress"
+        if self.child_pid:
+            return ("ERR Background save already in progress: try BGREWRITEAOF again when it "
+                    "is done")
+        directory = self.aof_dir
+        name = self.config.appendfilename
+        mpath = os.path.join(directory, fmt.manifest_name(name))
+        manifest = fmt.Manifest()
+        try:
+            os.makedirs(directory, exist_ok=True)
+            if os.path.exists(mpath):
+                with open(mpath, encoding="utf-8", errors="surrogateescape") as f:
+                    manifest = fmt.Manifest.parse(f.read())
+        except (OSError, fmt.ManifestError) as e:
+            return f"ERR Can't rewrite the append only file: {e}"
+        new = manifest.copy()
+        new.new_base(name, self.config.aof_use_rdb_preamble)
+        old = [i.name for i in new.history + new.incrs]
+        new.history, new.incrs = [], []
+        temp = os.path.join(directory, f"temp-rewriteaof-bg-{os.getpid()}.aof")
+        use_rdb = self.config.aof_use_rdb_preamble
+        pid = fork_writer(self.server, lambda: rewrite.write_aof_base(self.server, temp,
+                                                                      use_rdb))
+        if pid < 0:
+            return "ERR Can't fork"
+        self.offline_rewrite = (pid, temp, new, old)
+        return None
+
+    def _reap_offline_rewrite(self) -> None:
+        if self.offline_rewrite is None:
+            return
+        pid, temp, manifest, old = self.offline_rewrite
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done, status = pid, 1 << 8
+        if done == 0:
+            return
+        self.offline_rewrite = None
+        directory = self.aof_dir
+        try:
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise OSError(0, "the child failed")
+            assert manifest.base is not None
+            os.replace(temp, os.path.join(directory, manifest.base.name))
+            fmt.write_durably(os.path.join(directory, fmt.manifest_name(
+                self.config.appendfilename)), manifest.format())
+        except OSError as e:
+            log.warning("Background AOF rewrite terminated with error: %s", e.strerror)
+            self.offline_rewrite_ok = False
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+            return
+        for name in old:
+            if manifest.base is not None and name != manifest.base.name:
+                try:
+                    os.unlink(os.path.join(directory, name))
+                except OSError:
+                    pass
+        self.offline_rewrite_ok = True
+        self.offline_rewrites += 1
+        log.info("Background AOF rewrite finished successfully")
+
     def cron(self) -> None:
         self.reap_child()
+        self._reap_offline_rewrite()
         aof = self.server.aof
         if aof is not None:
             aof.cron()
-        if self.child_pid or (aof is not None and aof.child_pid):
+        if self.child_pid or (aof is not None and aof.child_pid) or self.offline_rewrite:
             return
         if self.bgsave_scheduled:
             self.bgsave_scheduled = False
@@ -355,9 +429,12 @@ class Persistence:
             fields.update(s.aof.info_fields())
         else:
             fields.update({
-                "aof_enabled": 0, "aof_rewrite_in_progress": 0, "aof_rewrite_scheduled": 0,
+                "aof_enabled": 0,
+                "aof_rewrite_in_progress": int(self.offline_rewrite is not None),
+                "aof_rewrite_scheduled": 0,
                 "aof_last_rewrite_time_sec": -1, "aof_current_rewrite_time_sec": -1,
-                "aof_last_bgrewrite_status": "ok", "aof_rewrites": 0,
+                "aof_last_bgrewrite_status": "ok" if self.offline_rewrite_ok else "err",
+                "aof_rewrites": self.offline_rewrites,
                 "aof_rewrites_consecutive_failures": 0, "aof_last_write_status": "ok",
                 "aof_last_cow_size": 0, "module_fork_in_progress": 0,
                 "module_fork_last_cow_size": 0,

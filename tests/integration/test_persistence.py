@@ -398,3 +398,18 @@ def test_bgrewriteaof_inside_exec_is_scheduled_not_split(make_server: Factory,
     r.set("c", "3")
     s = _restart(s, make_server, *_aof(tmp_path))
     assert s.client().mget("a", "b", "c") == [b"1", b"2", b"3"]
+
+
+def test_bgrewriteaof_with_appendonly_no_writes_a_base(make_server: Factory,
+                                                       tmp_path: Path) -> None:
+    s = make_server(f"dir {tmp_path}")
+    r = s.client()
+    r.set("k", "v")
+    assert r.bgrewriteaof()
+    wait_until(lambda: r.info("persistence")["aof_rewrites"] == 1, what="offline rewrite")
+    d = tmp_path / "appendonlydir"
+    assert sorted(os.listdir(d)) == ["appendonly.aof.1.base.rdb", "appendonly.aof.manifest"]
+    assert (d / "appendonly.aof.manifest").read_text() == \
+        "file appendonly.aof.1.base.rdb seq 1 type b\n"
+    s = _restart(s, make_server, *_aof(tmp_path))  # the base is what the AOF starts from
+    assert s.client().get("k") == b"v"
