@@ -211,7 +211,7 @@ class Persistence:
         """BGSAVE: fork a child that writes the snapshot. Returns an error text or None."""
         if self.child_pid:
             return "ERR Background save already in progress"
-        if self.server.aof is not None and self.server.aof.child_pid:
+        if (self.server.aof is not None and self.server.aof.child_pid) or self.offline_rewrite:
             return ("ERR Another child process is active (AOF?): can't BGSAVE right now. Use "
                     "BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.")
         cfg, server = self.config, self.server
