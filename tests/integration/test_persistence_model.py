@@ -29,7 +29,7 @@ pytestmark = pytest.mark.timeout(300)
 
 T0 = 1_700_000_000_000
 values = st.sampled_from(["", "x", "12", "-3", "hello world", "v" * 30])
-key = st.sampled_from(["a", "b", "l", "m", "s", "t"])  # any type (DEL, EXPIRE, PERSIST)
+key = st.sampled_from(["a", "b", "l", "m", "s", "t"])  # any type (DEL, EXPIRE, RENAME ...)
 skey = st.sampled_from(["a", "b"])  # mostly strings
 lkey = st.sampled_from(["l", "m"])  # mostly lists
 xkey = st.sampled_from(["s", "t"])  # mostly streams
@@ -71,6 +71,24 @@ OPS = st.one_of(
               st.sampled_from(["0", "$"])),
     st.tuples(st.just("XGROUP"), st.just("DELCONSUMER"), xkey, st.sampled_from(["g1", "g2"]),
               st.sampled_from(["c1", "c2"])),
+    st.tuples(st.just("GETEX"), skey, st.just("PX"), st.integers(20_000, 10**6)),
+    st.tuples(st.just("GETDEL"), skey),
+    st.tuples(st.just("SETRANGE"), skey, st.integers(0, 5), values),
+    st.tuples(st.just("LSET"), lkey, st.integers(-2, 1), values),
+    st.tuples(st.just("LINSERT"), lkey, st.just("BEFORE"), values, values),
+    st.tuples(st.just("BLPOP"), lkey, lkey, st.just("0.01")),
+    st.tuples(st.just("BLMOVE"), lkey, lkey, st.just("LEFT"), st.just("RIGHT"), st.just("0.01")),
+    st.tuples(st.just("XREADGROUP"), st.just("GROUP"), st.sampled_from(["g1", "g2"]),
+              st.just("c5"), st.just("BLOCK"), st.just("10"), st.just("STREAMS"), xkey,
+              st.just(">")),
+    st.tuples(st.just("XSETID"), xkey, st.just("1800000000000-0")),
+    st.tuples(st.just("XGROUP"), st.just("CREATECONSUMER"), xkey, st.sampled_from(["g1", "g2"]),
+              st.just("c9")),
+    st.tuples(st.just("XGROUP"), st.just("DESTROY"), xkey, st.just("g2")),
+    st.tuples(st.just("RENAME"), key, key),
+    st.tuples(st.just("COPY"), key, st.sampled_from(["c", "d"])),
+    st.tuples(st.just("MOVE"), key, st.just("1")),
+    st.tuples(st.just("SWAPDB"), st.just("0"), st.just("1")),
     st.tuples(st.just("SELECT"), st.sampled_from(["0", "1"])),
     st.tuples(st.just("MULTI"),),
     st.tuples(st.just("EXEC"),),
@@ -81,7 +99,7 @@ def _state(port: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for db in (0, 1):
         r = redis.Redis(port=port, db=db, socket_timeout=20)
-        for k in sorted(r.keys("*")):
+        for k in sorted(r.keys("*")):  # "c" and "d" are COPY targets of any type
             kind = r.type(k)
             entry: dict[str, Any] = {"type": kind, "expires": r.pexpiretime(k)}
             if kind == b"string":
