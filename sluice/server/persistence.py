@@ -243,6 +243,8 @@ class AppendOnlyFile:
     def _commit(self) -> None:
         """Group commit (``always``): one write, one fsync, then every held reply goes out."""
         self.commit_scheduled = False
+        if self.fd < 0:  # shut down meanwhile: shutdown() wrote and synced everything
+            return
         if self._try_write() and (self._skip_fsync() or self._try_fsync()):
             self.server.before_return()
             return
