@@ -172,12 +172,14 @@ class PureRequestParser:
         """True when no partial request is buffered."""
         return self.pos >= len(self.buf) and self._mbulk == 0
 
-    def partial_multibulk(self) -> bytes | None:
-        """The raw bytes of the multibulk request being read, if the buffer holds only it.
+    def partial_multibulk(self, max_len: int) -> bytes | None:
+        """The raw bytes of the multibulk request being read, if the buffer holds only it and
+        they are at most ``max_len`` bytes (checked before copying: this runs on every chunk
+        of a request, and copying a large one each time made big requests quadratic).
 
         Its headers so far have passed this parser's checks.
         """
-        if self._mbulk == 0:
+        if self._mbulk == 0 or len(self.buf) - self._req_start > max_len:
             return None
         return bytes(self.buf[self._req_start :])
 
@@ -431,8 +433,8 @@ class RequestReader:
     def _hand_back(self, pure: PureRequestParser) -> None:
         """The pure parser waits for the rest of a small multibulk request: let hiredis
         take it from here, so one odd chunk does not keep a pipeline on the slow path."""
-        raw = pure.partial_multibulk()
-        if raw is None or len(raw) > _SHADOW_THRESHOLD // 2 or _HUGE_COUNT.search(raw):
+        raw = pure.partial_multibulk(_SHADOW_THRESHOLD // 2)
+        if raw is None or _HUGE_COUNT.search(raw):
             return
         self._pure = None
         self._hi = hiredis.Reader()
