@@ -14,8 +14,10 @@ and rewrite the AOF in the background. The hook interface is what ``dispatch.py`
   loop iteration schedules one commit for the start of the next iteration, every reply of the
   current iteration is held, and the commit does one ``write`` + one ``fsync`` and then
   flushes all held replies. So no reply leaves before its command is on disk, and 50 clients
-  cost one fsync, not fifty. ``everysec`` / ``no``: the buffer is written at once (a process
-  crash loses nothing acknowledged), replies are not held.
+  cost one fsync, not fifty. ``everysec`` / ``no``: the same, with a write and no fsync: one
+  ``write`` per iteration, and no reply before its command is in the kernel (a crash of the
+  process loses nothing acknowledged; a crash of the machine up to a second, or what the
+  OS held).
 * ``cron()`` (``hz`` times a second): ``everysec`` fsyncs in a worker thread at most once a
   second; failed writes are retried; the automatic rewrite is started; a finished rewrite
   child is reaped.
@@ -232,20 +234,19 @@ class AppendOnlyFile:
         """Called before replies are flushed; True means: hold them (the AOF flushes later)."""
         if not self.buf or self.write_error is not None or self.fsync_error is not None:
             return False
-        if self.config.appendfsync == "always":
-            if not self.commit_scheduled:
-                self.commit_scheduled = True
-                self.server.loop.call_soon(self._commit)
-            return True
-        self._try_write()
-        return False
+        if not self.commit_scheduled:
+            self.commit_scheduled = True
+            self.server.loop.call_soon(self._commit)
+        return True
 
     def _commit(self) -> None:
-        """Group commit (``always``): one write, one fsync, then every held reply goes out."""
+        """Group commit: one write (and with ``always`` one fsync) for every command of the
+        loop iteration, then every held reply goes out."""
         self.commit_scheduled = False
         if self.fd < 0:  # shut down meanwhile: shutdown() wrote and synced everything
             return
-        if self._try_write() and (self._skip_fsync() or self._try_fsync()):
+        always = self.config.appendfsync == "always"
+        if self._try_write() and (not always or self._skip_fsync() or self._try_fsync()):
             self.server.before_return()
             return
         # The batch is not on disk: its replies wait (self.held) until the cron's retry works.
