@@ -109,20 +109,23 @@ class ClientProtocol(asyncio.Protocol):
             self.server.before_return()
 
     def pause_writing(self) -> None:
-        """The transport buffer is full: stop reading this client until it drains."""
+        """The transport buffer is full: run no more of this client's requests until it drains.
+
+        The socket is still read (up to client-query-buffer-limit, as in Redis): a client that
+        writes its whole pipeline before reading any reply (redis-py, Jedis) would otherwise
+        block in send() while we wait for it to read: a deadlock Redis does not have.
+        """
         client = self.client
         if client is None or self.transport is None:
             return
         if check_output_buffer(client, self.transport):
             return
         client.paused_reading = True
-        self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         client = self.client
         if client is not None and client.paused_reading and self.transport is not None:
             client.paused_reading = False
-            self.transport.resume_reading()
             if not client.closed and client.reader.pending():
                 # Requests that arrived before the pause wait in the reader: run them now.
                 self.server.process_input(client)

@@ -10,9 +10,11 @@ which is where they grow: a Pub/Sub subscriber or MONITOR that never reads is cl
 limit, not by the server running out of memory.
 
 Sluice adds backpressure where Redis has none: while a client's transport is above its high
-water mark the client is not read from, and ``process_input`` stops running its pipelined
-requests (``paused_reading``), so one read of pipelined ``GET``\\ s of a big value can't
-build gigabytes of replies; ``resume_writing`` runs the rest once the client has read.
+water mark ``process_input`` stops running its pipelined requests (``paused_reading``), so
+one read of pipelined ``GET``\\ s of a big value can't build gigabytes of replies;
+``resume_writing`` runs the rest once the client has read. The socket is still read: the
+requests wait in the reader, bounded by client-query-buffer-limit as in Redis. (Pausing the
+socket deadlocks clients that send a whole pipeline before reading, e.g. redis-py.)
 """
 
 from __future__ import annotations

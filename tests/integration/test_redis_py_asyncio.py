@@ -270,6 +270,21 @@ async def test_cancelled_blocked_read_swallows_nothing(sluice: ThreadedServer,
         await worker.aclose()
 
 
+async def test_pipeline_sent_before_reading_its_replies(control: aioredis.Redis) -> None:
+    # redis-py writes a whole pipeline before it reads a reply. Here requests and replies are
+    # both large (32 MB each way, more than the kernel's socket buffers hold), so a server
+    # that stops reading a client until it has read its replies deadlocks; Redis reads on.
+    old, new = b"o" * 65536, b"n" * 65536
+    n = 512
+    await control.mset({f"big:{i}": old for i in range(n)})
+    async with control.pipeline(transaction=False) as pipe:
+        for i in range(n):
+            pipe.set(f"big:{i}", new, get=True)
+        replies = await asyncio.wait_for(pipe.execute(), 20)
+    assert replies == [old] * n
+    assert await control.get(f"big:{n - 1}") == new
+
+
 async def control_id(client: aioredis.Redis, control: aioredis.Redis) -> int:
     """The CLIENT ID of ``client`` while it is blocked (found through CLIENT LIST)."""
     blocked = [c for c in await control.client_list() if "b" in c["flags"]]
