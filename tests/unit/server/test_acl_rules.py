@@ -11,10 +11,8 @@ from hypothesis import strategies as st
 
 from sluice.commands import load_table
 from sluice.commands.spec import CATEGORY_NAMES, F
-from sluice.storage.glob import compile_pattern
 from sluice.server.acl_keys import READ, WRITE, KeyPlan
 from sluice.server.acl_user import (
-    DENIED_CHANNEL,
     DENIED_CMD,
     DENIED_KEY,
     OK,
@@ -25,6 +23,7 @@ from sluice.server.acl_user import (
     hash_password,
     merge_selector_args,
 )
+from sluice.storage.glob import compile_pattern
 from tests.unit.server.redis_glob import reference_match
 
 TABLE = load_table()
@@ -186,13 +185,8 @@ def test_first_args_and_subcommands() -> None:
     assert u.describe().endswith(b"-@all +select|0 -client")
 
 
-def test_channels() -> None:
-    u = user("+@all", "allkeys", "resetchannels", "&news.*")
-    if b"publish" not in TABLE:
-        pytest.skip("no Pub/Sub commands yet")
-    pub = TABLE[b"publish"]
-    assert u.check(pub, [b"publish", b"news.x", b"m"]) == (OK, 0)
-    assert u.check(pub, [b"publish", b"other", b"m"]) == (DENIED_CHANNEL, 1)
+# Channel permissions (&pattern) are parsed and listed (see the ACL differential tests);
+# checking them needs Pub/Sub commands, which Sluice does not have yet (README).
 
 
 @pytest.mark.parametrize("rule, error", [
