@@ -389,31 +389,24 @@ class RequestReader:
         """hiredis wants more input: forget the input it has finished with.
 
         ``has_data()`` is false both at a request boundary and when hiredis has consumed the
-        start of a request (its type byte, or whole elements) into its own state, so it only
-        says where to look. The common case, a batch ending on a boundary, is recognised by
-        the input ending with the last request's encoding (one encode per batch).
+        start of a request (its type byte, or whole elements) into its own state, so it
+        cannot say where the partial request starts. Each served request has exactly one
+        valid encoding, so their encoded lengths do: all input is consumed exactly when they
+        add up to it (the common case: a read that ends on a boundary).
         """
         served = self._served
         if not served:
             return
+        consumed = encoded_len(served[0]) if len(served) == 1 else sum(map(encoded_len, served))
+        served.clear()
         chunks = self._chunks
-        if not self._hi.has_data():
-            last = served[-1]
-            tail = b"*%d\r\n" % len(last) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in last)
-            if len(chunks[-1]) >= len(tail):
-                at_boundary = chunks[-1].endswith(tail)
-            else:
-                at_boundary = b"".join(chunks).endswith(tail)
-            if at_boundary:
-                chunks.clear()
-                served.clear()
-                self._pending = 0
-                return
-        consumed = sum(map(encoded_len, served))
+        if consumed == self._pending:
+            chunks.clear()
+            self._pending = 0
+            return
         rest = (chunks[0] if len(chunks) == 1 else b"".join(chunks))[consumed:]
         self._chunks = [rest] if rest else []
         self._pending = len(rest)
-        served.clear()
 
     def _replay(self) -> list[bytes] | None:
         """Hand the unfinished input to the pure parser, which words errors as Redis does."""
