@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 
 from sluice.commands.spec import CATEGORY_NAMES, A, Cmd, F
 from sluice.protocol import split_inline_args
-
 from sluice.storage.glob import compile_pattern
+
 from .acl_keys import READ, WRITE, Found, KeyPlan
 
 if TYPE_CHECKING:

@@ -185,7 +185,7 @@ def compile_pattern(pattern: bytes, nocase: bool = False) -> Callable[[bytes], b
         return lambda s: not s
     if not nocase and not any(c in pattern for c in b"?[\\"):
         if b"*" not in pattern:
-            return pattern.__eq__  # type: ignore[return-value]
+            return pattern.__eq__
         prefix = pattern.rstrip(b"*")
         if prefix and b"*" not in prefix:  # 'user:*', the usual ACL and SCAN pattern
             return lambda s: s.startswith(prefix) and len(s) > 0

@@ -32,7 +32,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import TYPE_CHECKING
 
-from sortedcontainers import SortedDict, SortedList  # type: ignore[import-untyped]
+from sortedcontainers import SortedDict, SortedList
 
 from sluice.storage.streamid import MAX_ID
 
