@@ -469,15 +469,12 @@ class AppendOnlyFile:
     def reap_child(self) -> None:
         if not self.child_pid:
             return
-        try:
-            pid, status = os.waitpid(self.child_pid, os.WNOHANG)
-        except ChildProcessError:
-            pid, status = self.child_pid, 1 << 8
-        if pid == 0:
+        result = reap_writer(self.child_pid, self.child_started)
+        if result is None:
             return
         self.child_pid = 0
-        self.last_rewrite_time = int(time.monotonic() - self.child_started)
-        if os.waitstatus_to_exitcode(status) == 0 and self._install_rewrite():
+        ok, self.last_rewrite_time = result
+        if ok and self._install_rewrite():
             self.last_rewrite_ok = True
             self.rewrites += 1
             self.rewrite_failures = 0
@@ -552,6 +549,18 @@ class _suppress:
 
     def __exit__(self, *exc: object) -> bool:
         return exc[0] is not None and issubclass(exc[0], OSError)  # type: ignore[arg-type]
+
+
+def reap_writer(pid: int, started: float) -> tuple[bool, int] | None:
+    """Non-blocking wait for a ``fork_writer`` child: None while it runs, else whether it
+    succeeded and how many seconds it took (a child we cannot wait for counts as failed)."""
+    try:
+        done, status = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        done, status = pid, 1 << 8
+    if done == 0:
+        return None
+    return os.waitstatus_to_exitcode(status) == 0, int(time.monotonic() - started)
 
 
 def fork_writer(server: Server, work: Any) -> int:

@@ -27,7 +27,7 @@ from sluice.storage import aof as fmt
 
 from . import rewrite
 from .loading import LoadError, load_aof, load_rdb_file
-from .persistence import AppendOnlyFile, fork_writer
+from .persistence import AppendOnlyFile, fork_writer, reap_writer
 
 if TYPE_CHECKING:
     from .app import Server
@@ -238,15 +238,13 @@ class Persistence:
     def reap_child(self) -> None:
         if not self.child_pid:
             return
-        try:
-            pid, status = os.waitpid(self.child_pid, os.WNOHANG)
-        except ChildProcessError:
-            pid, status = self.child_pid, 1 << 8
-        if pid == 0:
+        pid = self.child_pid
+        result = reap_writer(pid, self.child_started)
+        if result is None:
             return
         self.child_pid = 0
-        self.last_bgsave_time = int(time.monotonic() - self.child_started)
-        if os.waitstatus_to_exitcode(status) == 0:
+        ok, self.last_bgsave_time = result
+        if ok:
             log.info("Background saving terminated with success")
             self.server.dirty -= self.dirty_at_fork
             self.server.lastsave = int(time.time())
