@@ -120,6 +120,37 @@ def parse_policy(arg: bytes) -> RefPolicy | None:
     return None
 
 
+def parse_ids_block(argv: list[bytes], start: int) -> tuple[RefPolicy, list[int]]:
+    """``[KEEPREF | DELREF | ACKED] IDS numids id ...`` of XDELEX and XACKDEL, from ``start``.
+
+    Redis 8.2's rules: the policy at most once, the IDs parsed strictly as the IDS block is
+    met (all of them before anything changes), a missing IDS block is its own error.
+    """
+    policy: RefPolicy | None = None
+    ids: list[int] | None = None
+    argc = len(argv)
+    i = start
+    while i < argc:
+        opt = argv[i]
+        if opt.upper() == b"IDS" and i + 1 < argc:
+            n = parse_int(argv[i + 1], E.NUMIDS_NOT_POSITIVE)
+            if n <= 0:
+                raise CommandError(E.NUMIDS_NOT_POSITIVE)
+            if n > argc - i - 2:
+                raise CommandError(E.NUMIDS_MISMATCH)
+            ids = [parse_strict_id(a) for a in argv[i + 2 : i + 2 + n]]
+            i += 2 + n
+            continue
+        found = parse_policy(opt)
+        if found is None or policy is not None:
+            raise CommandError(E.SYNTAX)
+        policy = found
+        i += 1
+    if ids is None:
+        raise CommandError(E.IDS_REQUIRED)
+    return policy or KEEPREF, ids
+
+
 class TrimArgs:
     """Parsed options of XADD / XTRIM (Redis's ``streamAddTrimArgs``)."""
 

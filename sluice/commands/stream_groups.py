@@ -29,20 +29,16 @@ from __future__ import annotations
 from typing import Any
 
 from sluice.protocol import OK, Map
-from sluice.storage.stream import DELREF, KEEPREF, RefPolicy, Stream, XDelExResult
+from sluice.storage.stream import DELREF, Stream, XDelExResult
 from sluice.storage.stream_group import ConsumerGroup, PendingEntry
 from sluice.storage.streamid import format_id, parse_id, parse_strict_id
 
 from .args import Args, parse_int
 from .errors import (
     ENTRIESREAD_RANGE,
-    IDS_REQUIRED,
     NO_SUCH_KEY,
     NOGROUP_KEY_OR_GROUP,
     NOGROUP_XGROUP,
-    NUMIDS_MISMATCH,
-    NUMIDS_NOT_POSITIVE,
-    SYNTAX,
     XGROUP_KEY_REQUIRED,
     CommandError,
     subcommand_syntax,
@@ -66,7 +62,7 @@ from .spec import (
     cmd,
     key_at,
 )
-from .stream_common import get_stream, parse_policy, stream_command
+from .stream_common import get_stream, parse_ids_block, stream_command
 
 __all__ = [
     "COMMANDS",
@@ -283,37 +279,6 @@ def xack(ctx: Any, args: Args) -> Any:
     acked = group.ack(ids)
     group_dirty(ctx, acked)
     return acked
-
-
-def parse_ids_block(argv: list[bytes], start: int) -> tuple[RefPolicy, list[int]]:
-    """``[KEEPREF | DELREF | ACKED] IDS numids id ...`` from ``argv[start]`` on (XACKDEL).
-
-    The same rules as XDELEX's parser in streams.py (Redis 8.2): the policy at most once, IDs
-    parsed strictly as the IDS block is met, a missing IDS block is its own error.
-    """
-    policy: RefPolicy | None = None
-    ids: list[int] | None = None
-    argc = len(argv)
-    i = start
-    while i < argc:
-        opt = argv[i]
-        if opt.upper() == b"IDS" and i + 1 < argc:
-            numids = parse_int(argv[i + 1], NUMIDS_NOT_POSITIVE)
-            if numids <= 0:
-                raise CommandError(NUMIDS_NOT_POSITIVE)
-            if numids > argc - i - 2:
-                raise CommandError(NUMIDS_MISMATCH)
-            ids = [parse_strict_id(raw) for raw in argv[i + 2 : i + 2 + numids]]
-            i += 2 + numids
-            continue
-        found = parse_policy(opt)
-        if found is None or policy is not None:
-            raise CommandError(SYNTAX)
-        policy = found
-        i += 1
-    if ids is None:
-        raise CommandError(IDS_REQUIRED)
-    return policy or KEEPREF, ids
 
 
 @stream_command

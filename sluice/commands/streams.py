@@ -67,7 +67,7 @@ from .stream_common import (
     parse_add_or_trim,
     parse_block_timeout,
     parse_count,
-    parse_policy,
+    parse_ids_block,
     stream_command,
     trim_and_rewrite,
 )
@@ -231,37 +231,10 @@ def xdel(ctx: Any, args: Args) -> Any:
     return deleted
 
 
-def _parse_ids_block(argv: list[bytes], start: int) -> tuple[str, list[int]]:
-    """``[KEEPREF | DELREF | ACKED] IDS numids id ...`` of XDELEX (and XACKDEL) from ``start``."""
-    policy: str | None = None
-    ids: list[int] | None = None
-    argc = len(argv)
-    i = start
-    while i < argc:
-        opt = argv[i]
-        if opt.upper() == b"IDS" and i + 1 < argc:
-            n = parse_int(argv[i + 1], E.NUMIDS_NOT_POSITIVE)
-            if n <= 0:
-                raise CommandError(E.NUMIDS_NOT_POSITIVE)
-            if n > argc - i - 2:
-                raise CommandError(E.NUMIDS_MISMATCH)
-            ids = [parse_strict_id(a) for a in argv[i + 2 : i + 2 + n]]
-            i += 2 + n
-            continue
-        p = parse_policy(opt)
-        if p is None or policy is not None:
-            raise CommandError(E.SYNTAX)
-        policy = p
-        i += 1
-    if ids is None:
-        raise CommandError(E.IDS_REQUIRED)
-    return policy or "KEEPREF", ids
-
-
 @stream_command
 def xdelex(ctx: Any, args: Args) -> Any:
     argv = args.argv
-    policy, ids = _parse_ids_block(argv, 2)
+    policy, ids = parse_ids_block(argv, 2)
     key = argv[1]
     stream = get_stream(ctx, key)
     if stream is None:
