@@ -23,8 +23,6 @@ Invariants:
 from __future__ import annotations
 
 import logging
-import os
-import time
 from typing import TYPE_CHECKING
 
 from sluice.commands.errors import (
@@ -36,6 +34,7 @@ from sluice.commands.errors import (
     CommandError,
 )
 from sluice.commands.spec import F
+from sluice.storage.aof import write_durably
 
 from .acl_user import (
     DENIED_AUTH,
@@ -384,32 +383,14 @@ class AclManager:
         return None
 
     def save_file(self) -> bool:
-        """``ACLSaveToFile``: write every user, via a temp file, fsync and rename."""
+        """``ACLSaveToFile``: write every user through a temp file, fsync and rename."""
         path = self.server.config.aclfile
         data = b"".join(b"user " + u.name + b" " + u.describe() + b"\n"
                         for u in self.sorted_users())
-        tmp = f"{path}.tmp-{os.getpid()}-{int(time.time() * 1000)}"
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path)
-            dirfd = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
-            try:
-                os.fsync(dirfd)
-            finally:
-                os.close(dirfd)
+            write_durably(path, data)
         except OSError as e:
             log.warning("Writing ACL file for ACL SAVE: %s", e)
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
             return False
         return True
 

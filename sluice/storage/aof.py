@@ -29,6 +29,7 @@ Imports nothing of Sluice's.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -355,13 +356,18 @@ def write_durably(path: str, data: bytes) -> None:
     tmp = os.path.join(directory, "temp-" + os.path.basename(path))
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):  # a failed write leaves the old file, no debris
+            os.unlink(tmp)
+        raise
     fsync_dir(directory)
 
 

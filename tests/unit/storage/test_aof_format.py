@@ -120,3 +120,20 @@ def test_manifest_errors_use_redis_wording(text: str, message: str) -> None:
 def test_manifest_comments_are_ignored() -> None:
     m = Manifest.parse("# hello\nfile a.1.incr.aof seq 1 type i\n")
     assert [i.seq for i in m.incrs] == [1]
+
+
+def test_write_durably_leaves_no_temp_file_when_it_fails(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    import pytest
+
+    from sluice.storage.aof import write_durably
+
+    target = tmp_path / "taken"
+    target.mkdir()  # renaming a file onto a directory fails
+    with pytest.raises(OSError):
+        write_durably(str(target), b"user default on nopass ~* +@all\n")
+    assert sorted(os.listdir(tmp_path)) == ["taken"]
+    ok = tmp_path / "users.acl"
+    write_durably(str(ok), b"x\n")
+    assert ok.read_bytes() == b"x\n" and sorted(os.listdir(tmp_path)) == ["taken", "users.acl"]
