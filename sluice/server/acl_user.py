@@ -90,6 +90,16 @@ def hash_password(password: bytes) -> str:
     return hashlib.sha256(password).hexdigest()
 
 
+def _rule_hash(op: bytes) -> str:
+    """The SHA-256 hex a password rule names: ``>pw``/``<pw`` hash the password,
+    ``#hex``/``!hex`` give the hash itself (checked)."""
+    if op[:1] in (b">", b"<"):
+        return hash_password(op[1:])
+    if not _valid_hash(op[1:]):
+        raise RuleError(E_BAD_HASH)
+    return op[1:].decode()
+
+
 def _valid_hash(h: bytes) -> bool:
     return len(h) == 64 and all(48 <= c <= 57 or 97 <= c <= 102 for c in h)
 
@@ -447,22 +457,12 @@ class User:
             self.nopass = False
             self.passwords = []
         elif op[:1] in (b">", b"#"):
-            if op[:1] == b">":
-                h = hash_password(op[1:])
-            elif not _valid_hash(op[1:]):
-                raise RuleError(E_BAD_HASH)
-            else:
-                h = op[1:].decode()
+            h = _rule_hash(op)
             if h not in self.passwords:
                 self.passwords.append(h)
             self.nopass = False
         elif op[:1] in (b"<", b"!"):
-            if op[:1] == b"<":
-                h = hash_password(op[1:])
-            elif not _valid_hash(op[1:]):
-                raise RuleError(E_BAD_HASH)
-            else:
-                h = op[1:].decode()
+            h = _rule_hash(op)
             if h not in self.passwords:
                 raise RuleError(E_NO_SUCH_PASSWORD)
             self.passwords.remove(h)
