@@ -23,6 +23,7 @@ This module imports nothing of Sluice's.
 from __future__ import annotations
 
 import re
+from itertools import chain
 
 import hiredis
 
@@ -295,8 +296,28 @@ def encoded_len(req: list[bytes]) -> int:
     return total
 
 
+def batch_encoded_len(reqs: list[list[bytes]]) -> int:
+    """``sum(map(encoded_len, reqs))``, with the per-argument work done in C.
+
+    This runs for every batch a client sends, so it takes no Python-level step per argument:
+    the argument lengths become one ``bytes`` (each under 256), ``translate`` turns each into
+    its ``$<n>\r\n`` + ``\r\n`` overhead, and the same table gives each request's
+    ``*<n>\r\n`` header (two bytes shorter). A longer argument, or a request of 256 or more
+    arguments, falls back to ``encoded_len``.
+    """
+    try:
+        lens = bytes(map(len, _flatten(reqs)))
+        counts = bytes(map(len, reqs))
+    except ValueError:
+        return sum(map(encoded_len, reqs))
+    return (sum(lens) + sum(lens.translate(_OVERHEAD)) + sum(counts.translate(_OVERHEAD))
+            - 2 * len(counts))
+
+
 _SMALL_BULK = 4096
 _BULK_OVERHEAD = [5 + len(str(n)) for n in range(_SMALL_BULK)]  # "$<n>\r\n" + "\r\n"
+_OVERHEAD = bytes(_BULK_OVERHEAD[:256])  # the same, as a translate table for n < 256
+_flatten = chain.from_iterable
 
 
 class RequestReader:
@@ -397,7 +418,7 @@ class RequestReader:
         served = self._served
         if not served:
             return
-        consumed = encoded_len(served[0]) if len(served) == 1 else sum(map(encoded_len, served))
+        consumed = batch_encoded_len(served)
         served.clear()
         chunks = self._chunks
         if consumed == self._pending:
@@ -410,7 +431,7 @@ class RequestReader:
 
     def _replay(self) -> list[bytes] | None:
         """Hand the unfinished input to the pure parser, which words errors as Redis does."""
-        consumed = sum(map(encoded_len, self._served))
+        consumed = batch_encoded_len(self._served)
         pure = PureRequestParser(self.max_bulk_len, self.auth_required)
         pure.feed(b"".join(self._chunks)[consumed:])
         self._hi = hiredis.Reader()
