@@ -214,9 +214,16 @@ _ENCODERS: dict[type, _Encoder] = {
 }
 
 
+# For the one caller per reply (``Client.add_reply``), which looks the encoder up itself to
+# save a call: ``ENCODERS.get(type(reply), encode_other)(out, reply, resp3)``.
+ENCODERS = _ENCODERS
+encode_other = _fallback
+
+
 def encode_into(out: bytearray, reply: Any, resp3: bool = False) -> None:
     """Append the RESP encoding of ``reply`` to ``out``."""
     _ENCODERS.get(type(reply), _fallback)(out, reply, resp3)
+
 
 
 def encode(reply: Any, resp3: bool = False) -> bytes:
@@ -226,4 +233,4 @@ def encode(reply: Any, resp3: bool = False) -> bytes:
     return bytes(out)
 
 
-__all__ = ["encode", "encode_into", "format_double", "NULL_ARRAY"]
+__all__ = ["ENCODERS", "encode", "encode_into", "encode_other", "format_double", "NULL_ARRAY"]

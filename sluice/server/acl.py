@@ -33,7 +33,6 @@ from sluice.commands.errors import (
     NOPERM_KEY,
     CommandError,
 )
-from sluice.commands.spec import F
 from sluice.storage.aof import write_durably
 
 from .acl_user import (
@@ -100,14 +99,11 @@ class LogEntry:
 class AclManager:
     """Users and everything that consults them. Installed as ``server.acl`` when needed."""
 
-    __slots__ = ("server", "index", "users", "restricted", "default", "log", "log_next_id",
-                 "protected")
+    __slots__ = ("server", "index", "users", "restricted", "default", "log", "log_next_id")
 
     def __init__(self, server: Server) -> None:
         self.server = server
         self.index = CommandIndex(server.table)  # before rename-command: rules use real names
-        # Commands gated by enable-debug-command (F.PROTECTED rows): a name test in dispatch.
-        self.protected = frozenset(c.name for c in self.index.all if c.flags & F.PROTECTED)
         self.users: dict[str, User] = {}
         self.restricted: set[str] = set()  # users that need the per-command check
         self.log: list[LogEntry] = []  # newest first

@@ -13,7 +13,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from sluice.protocol import RequestReader, encode_into
+from sluice.protocol import RequestReader
+from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import Database
 
 from .limits import check_output_buffer
@@ -126,7 +127,7 @@ class Client:
     def add_reply(self, reply: Any) -> None:
         if self.reply_mode != REPLY_ON:
             return  # CLIENT REPLY OFF / SKIP (process_input moves SKIP along per command)
-        encode_into(self.out, reply, self.resp3)
+        ENCODERS.get(type(reply), encode_other)(self.out, reply, self.resp3)
         if not self.pending_write:
             self.pending_write = True
             self.server.pending_writes.append(self)

@@ -76,7 +76,7 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
             reject(server, client, wrong_arity(cmd.name), cmd)
             return
     assert cmd is not None
-    if cmd.name in server.acl_manager.protected:
+    if cmd.flags & F.PROTECTED:
         # DEBUG (rows flagged PROTECTED) needs enable-debug-command; after arity, before AUTH.
         denied = check_protected_command(server, client, cmd)
         if denied is not None:
