@@ -10,6 +10,9 @@ Role: the pieces every stream handler needs and that must behave the same everyw
 - ``entry_reply`` / ``entries_reply``: the ``[id, [f1, v1, ...]]`` shape Redis's
   ``streamReplyWithRange`` sends. An entry whose fields are ``None`` (deleted while pending,
   XREADGROUP history) is sent as a null array: ``*-1`` in RESP2, ``_`` in RESP3.
+- ``range_reply``: the same shape for a range of a stream (XRANGE, XREVRANGE, XREAD), rendered
+  straight from the stream's nodes into RESP (one ``%`` per entry, through a template per set
+  of field names; entries are arrays of bulk strings, the same in RESP2 and RESP3).
 - ``parse_count``: COUNT for XREAD / XREADGROUP (negative means no limit, as Redis clamps).
 - ``parse_block_timeout``: BLOCK milliseconds of XREAD / XREADGROUP.
 - ``parse_policy``: KEEPREF | DELREF | ACKED (Redis 8.2) as the storage's ``RefPolicy``.
@@ -35,7 +38,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
-from sluice.protocol import NULL_ARRAY, string2ll
+from sluice.protocol import NULL_ARRAY, Raw, string2ll
 from sluice.storage.stream import ACKED, DELREF, KEEPREF, RefPolicy, Stream, default_trim_limit
 from sluice.storage.stream_errors import StreamError
 from sluice.storage.streamid import format_id, parse_strict_id, parse_xadd_id
@@ -53,6 +56,7 @@ __all__ = [
     "parse_block_timeout",
     "parse_count",
     "parse_policy",
+    "range_reply",
     "stream_command",
     "trim_and_rewrite",
 ]
@@ -89,6 +93,38 @@ def entry_reply(sid: int, fields: list[bytes] | None) -> list[Any]:
 def entries_reply(entries: Sequence[tuple[int, list[bytes] | None]]) -> list[Any]:
     """A list of entries as ``streamReplyWithRange`` sends them."""
     return [[format_id(sid), NULL_ARRAY if f is None else f] for sid, f in entries]
+
+
+def range_reply(stream: Stream, start: int, end: int, count: int = 0, rev: bool = False) -> Raw:
+    """``entries_reply(stream.range(start, end, count, rev))``, already encoded.
+
+    O(log N + M): M entries rendered by their nodes (``Node.render``) with no list per entry.
+    """
+    out = [b""]
+    for node, lo, hi in stream.spans(start, end, count, rev):
+        node.render(lo, hi, rev, entry_template, out)
+    out[0] = b"*%d\r\n" % (len(out) - 1)
+    return Raw(b"".join(out))
+
+
+_TEMPLATES: dict[tuple[bytes, ...], bytes] = {}
+_TEMPLATES_MAX = 1024  # field-name sets are client data: the cache is bounded
+
+
+def entry_template(names: tuple[bytes, ...]) -> bytes:
+    """The RESP of one entry with these field names, as a ``%`` template taking
+    ``(len(id), id, len(v1), v1, ...)``: ``*2 $id *2n $f1 $v1 ...``."""
+    template = _TEMPLATES.get(names)
+    if template is None:
+        parts = [b"*2\r\n$%%d\r\n%%b\r\n*%d\r\n" % (2 * len(names))]
+        for name in names:
+            # A name is data, not format: its '%' signs are doubled.
+            parts.append(b"$%d\r\n%b\r\n$%%d\r\n%%b\r\n" % (len(name), name.replace(b"%", b"%%")))
+        template = b"".join(parts)
+        if len(_TEMPLATES) >= _TEMPLATES_MAX:
+            _TEMPLATES.clear()
+        _TEMPLATES[names] = template
+    return template
 
 
 def parse_count(raw: bytes) -> int:

@@ -68,6 +68,7 @@ from .stream_common import (
     parse_block_timeout,
     parse_count,
     parse_ids_block,
+    range_reply,
     stream_command,
     trim_and_rewrite,
 )
@@ -196,7 +197,7 @@ def _range(ctx: Any, argv: list[bytes], rev: bool) -> Any:
         return []
     if count == 0:
         return NULL_ARRAY  # COUNT 0 (or negative): a null array, as Redis sends
-    return entries_reply(stream.range(start, end, max(count, 0), rev))
+    return range_reply(stream, start, end, max(count, 0), rev)
 
 
 @stream_command
@@ -386,7 +387,7 @@ def xread(ctx: Any, args: Args) -> Any:
             if last is not None:
                 served.append((key, entries_reply([last])))
         elif gt != MAX_ID and s.last_live_id() > gt:
-            served.append((key, entries_reply(s.range(gt + 1, MAX_ID, count))))
+            served.append((key, range_reply(s, gt + 1, MAX_ID, count)))
     if served:
         if not ctx.resp3:
             return [[k, v] for k, v in served]

@@ -257,50 +257,54 @@ class Stream:
         ``count`` 0 means no limit. O(log N + M) plus skipped tombstones.
         """
         out: list[Entry] = []
-        if start > end or not self._nodes:
-            return out
+        for node, lo, hi in self.spans(start, end, count, rev):
+            ms, seq, data = node.ms, node.seq, node.data
+            for i in range(hi - 1, lo - 1, -1) if rev else range(lo, hi):
+                if data[i] is not None:
+                    out.append(((ms[i] << 64) | seq[i], node.fields_at(i)))  # type: ignore[arg-type]
+        return out
+
+    def spans(
+        self, start: int, end: int, count: int = 0, rev: bool = False
+    ) -> list[tuple[Node, int, int]]:
+        """Where the entries of :meth:`range` are: ``(node, lo, hi)`` position ranges, in the
+        order they are read (rev: read each ``[lo, hi)`` backwards).
+
+        Positions include tombstones, which readers skip; ``count`` counts live entries
+        only, and a node without tombstones is cut by arithmetic rather than by walking it.
+        O(log N) per node touched.
+        """
+        out: list[tuple[Node, int, int]] = []
         nodes = self._nodes
+        if start > end or not nodes:
+            return out
+        left = count or -1  # live entries still wanted; -1: no limit
         if not rev:
-            k, i = self._locate(start)
-            while k < len(nodes):
+            k, lo = self._locate(start)
+            while k < len(nodes) and left:
                 node = nodes[k]
-                ms = node.ms
-                seq = node.seq
-                data = node.data
-                n = len(data)
-                while i < n:
-                    sid = (ms[i] << 64) | seq[i]
-                    if sid > end:
-                        return out
-                    if data[i] is not None:
-                        out.append((sid, node.fields_at(i)))  # type: ignore[arg-type]
-                        if count and len(out) >= count:
-                            return out
-                    i += 1
-                k += 1
-                i = 0
+                hi = node.index_gt(end)
+                if hi > lo:
+                    hi, left = _cut(node, lo, hi, left, False)
+                    out.append((node, lo, hi))
+                if hi < len(node):
+                    break  # the range ends inside this node (or the count did)
+                k, lo = k + 1, 0
             return out
         k = bisect.bisect_right(self._keys, end) - 1
         if k < 0:
             return out
-        i = nodes[k].index_gt(end) - 1
-        while k >= 0:
+        hi = nodes[k].index_gt(end)
+        while left:
             node = nodes[k]
-            ms = node.ms
-            seq = node.seq
-            data = node.data
-            while i >= 0:
-                sid = (ms[i] << 64) | seq[i]
-                if sid < start:
-                    return out
-                if data[i] is not None:
-                    out.append((sid, node.fields_at(i)))  # type: ignore[arg-type]
-                    if count and len(out) >= count:
-                        return out
-                i -= 1
+            lo = node.index_ge(start)
+            if hi > lo:
+                lo, left = _cut(node, lo, hi, left, True)
+                out.append((node, lo, hi))
+            if lo > 0 or k == 0:
+                break  # the range starts inside this node (or the count ended)
             k -= 1
-            if k >= 0:
-                i = len(nodes[k]) - 1
+            hi = len(nodes[k])
         return out
 
     def iter_ids(self, start: int = 0) -> Iterator[int]:
@@ -705,3 +709,22 @@ class Stream:
 
 
 register_type(Stream, b"stream")  # TYPE and SCAN ... TYPE report "stream"
+
+
+def _cut(node: Node, lo: int, hi: int, left: int, rev: bool) -> tuple[int, int]:
+    """Shorten ``[lo, hi)`` of ``node`` to its first ``left`` live entries (its last ones if
+    ``rev``); ``left`` -1 means no limit. Returns the new bound (``hi``, or ``lo`` if rev) and
+    what is still wanted after this span."""
+    if left < 0:
+        return (lo if rev else hi), -1
+    if not node.deleted:  # no tombstones: positions are entries
+        if hi - lo <= left:
+            return (lo if rev else hi), left - (hi - lo)
+        return (hi - left if rev else lo + left), 0
+    data = node.data
+    for i in range(hi - 1, lo - 1, -1) if rev else range(lo, hi):
+        if data[i] is not None:
+            left -= 1
+            if not left:
+                return (i if rev else i + 1), 0
+    return (lo if rev else hi), left

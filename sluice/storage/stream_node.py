@@ -25,7 +25,7 @@ from __future__ import annotations
 import struct
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 __all__ = ["Node", "lp_int_size", "lp_str_size"]
 
@@ -267,6 +267,52 @@ class Node:
             out.append(blob[pos : pos + ln])
             pos += ln
         return out
+
+    def render(
+        self,
+        lo: int,
+        hi: int,
+        rev: bool,
+        template_of: Callable[[tuple[bytes, ...]], bytes],
+        out: list[bytes],
+    ) -> None:
+        """Append one ``bytes`` per live entry of positions ``[lo, hi)`` (backwards if rev):
+        ``template_of(field_names) % (len(id), id, len(v1), v1, len(v2), v2, ...)``.
+
+        The caller's template decides the output format (the command layer renders RESP);
+        this loop only unpacks the entries, so a whole range costs one ``%`` per entry
+        instead of a list per entry and a walk over it.
+        """
+        names = self.master_fields
+        n = len(names)
+        template = template_of(names)
+        ms, seq, data = self.ms, self.seq, self.data
+        for i in range(hi - 1, lo - 1, -1) if rev else range(lo, hi):
+            item = data[i]
+            if item is None:
+                continue
+            sid = b"%d-%d" % (ms[i], seq[i])
+            if type(item) is tuple:  # its own field names
+                args = [len(sid), sid]
+                for v in item[1::2]:
+                    args += (len(v), v)
+                out.append(template_of(item[0::2]) % tuple(args))
+            elif n == 1:
+                out.append(template % (len(sid), sid, len(item), item))
+            else:
+                blob: bytes = item  # type: ignore[assignment]
+                if blob[0] == 0:
+                    lens: Sequence[int] = blob[1 : n + 1]
+                    pos = n + 1
+                else:
+                    lens = _header(n).unpack_from(blob, 1)
+                    pos = 4 * n + 1
+                args = [len(sid), sid]
+                for ln in lens:
+                    end = pos + ln
+                    args += (ln, blob[pos:end])
+                    pos = end
+                out.append(template % tuple(args))
 
     def mark_deleted(self, i: int) -> None:
         """Flag entry ``i`` deleted (the flag element keeps its size in a listpack)."""
