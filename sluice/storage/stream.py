@@ -158,7 +158,7 @@ class Stream:
     def append(
         self,
         id_spec: tuple[int, bool] | None,
-        fields: Sequence[bytes],
+        fields: list[bytes],
         now_ms: int,
         *,
         node_max_bytes: int = DEFAULT_NODE_MAX_BYTES,

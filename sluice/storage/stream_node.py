@@ -122,7 +122,10 @@ class Node:
 
     __slots__ = (
         "master_id",
+        "master_ms",
+        "master_seq",
         "master_fields",
+        "master_names",
         "ms",
         "seq",
         "data",
@@ -133,7 +136,10 @@ class Node:
     )
 
     master_id: int  # ID of the first entry ever put in the node (the rax key in Redis).
+    master_ms: int  # Its two halves, which every XADD's deltas are taken from.
+    master_seq: int
     master_fields: tuple[bytes, ...]  # Field names of that first entry (the master entry).
+    master_names: list[bytes]  # The same as a list: XADD compares its fields[0::2] with it.
     # Entry IDs, ascending, tombstones included, split in two uint64 arrays (16
     # bytes per entry instead of a 128-bit int object); within one ms the seqs
     # ascend, so bisect on ms then on seq finds an ID.
@@ -152,7 +158,10 @@ class Node:
 
     def __init__(self, master_id: int, fields: Sequence[bytes]) -> None:
         self.master_id = master_id
-        self.master_fields = tuple(fields[0::2])
+        self.master_ms = master_id >> 64
+        self.master_seq = master_id & _MASK64
+        self.master_names = list(fields[0::2])
+        self.master_fields = tuple(self.master_names)
         self.ms = array("Q")
         self.seq = array("Q")
         self.data = []
@@ -198,15 +207,17 @@ class Node:
             return a
         return bisect_right(self.seq, sid & _MASK64, a, bisect_right(ms, t, a))
 
-    def append(self, sid: int, fields: Sequence[bytes]) -> None:
-        """Add an entry at the end; the caller has checked that the node has room."""
-        nfields = len(fields) >> 1
+    def append(self, sid: int, fields: list[bytes]) -> None:
+        """Add an entry at the end; the caller has checked that the node has room.
+
+        ``fields`` is a list (it is compared with ``master_names``, a list, as is).
+        """
         values = fields[1::2]
-        mid = self.master_id
+        nfields = len(values)
         ems = sid >> 64
         eseq = sid & _MASK64
-        dms = ems - (mid >> 64)
-        dseq = eseq - (mid & _MASK64)
+        dms = ems - self.master_ms
+        dseq = eseq - self.master_seq
         if 0 <= dms <= 127 and 0 <= dseq <= 127:
             size = 6  # flags + ms delta + seq delta, one byte each plus backlen
         else:
@@ -218,11 +229,11 @@ class Node:
             size += c if c is not None else _str_size(v)
             lens.append(len(v))
         item: bytes | tuple[bytes, ...]
-        if tuple(fields[0::2]) == self.master_fields:
+        if fields[0::2] == self.master_names:
             size += _SMALL_INT_SIZE[nfields + 3] if nfields < 4000 else lp_int_size(nfields + 3)
             if nfields == 1:
                 item = values[0]
-            elif max(lens) < 256:
+            elif max(lens) < 256:  # one length byte per value
                 item = b"\x00" + bytes(lens) + b"".join(values)
             else:
                 item = b"\x01" + _header(nfields).pack(*lens) + b"".join(values)
