@@ -225,7 +225,6 @@ def encode_into(out: bytearray, reply: Any, resp3: bool = False) -> None:
     _ENCODERS.get(type(reply), _fallback)(out, reply, resp3)
 
 
-
 def encode(reply: Any, resp3: bool = False) -> bytes:
     """The RESP encoding of ``reply`` as bytes (tests and one-off replies)."""
     out = bytearray()

@@ -54,7 +54,7 @@ from sluice.storage.stream_errors import (
     XSetIdError,
 )
 from sluice.storage.stream_idmp import IdmpState
-from sluice.storage.stream_node import Node
+from sluice.storage.stream_node import Node, positions
 from sluice.storage.streamid import MAX_ID, MAX_PART, format_id
 
 if TYPE_CHECKING:
@@ -259,7 +259,7 @@ class Stream:
         out: list[Entry] = []
         for node, lo, hi in self.spans(start, end, count, rev):
             ms, seq, data = node.ms, node.seq, node.data
-            for i in range(hi - 1, lo - 1, -1) if rev else range(lo, hi):
+            for i in positions(lo, hi, rev):
                 if data[i] is not None:
                     out.append(((ms[i] << 64) | seq[i], node.fields_at(i)))  # type: ignore[arg-type]
         return out
@@ -722,7 +722,7 @@ def _cut(node: Node, lo: int, hi: int, left: int, rev: bool) -> tuple[int, int]:
             return (lo if rev else hi), left - (hi - lo)
         return (hi - left if rev else lo + left), 0
     data = node.data
-    for i in range(hi - 1, lo - 1, -1) if rev else range(lo, hi):
+    for i in positions(lo, hi, rev):
         if data[i] is not None:
             left -= 1
             if not left:

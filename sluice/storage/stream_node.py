@@ -27,7 +27,7 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["Node", "lp_int_size", "lp_str_size"]
+__all__ = ["Node", "lp_int_size", "lp_str_size", "positions"]
 
 _MASK64 = (1 << 64) - 1
 _INT64_MAX = (1 << 63) - 1
@@ -111,6 +111,19 @@ def _str_size(s: bytes) -> int:
                 _STR_SIZE_CACHE.clear()
             _STR_SIZE_CACHE[s] = n
     return n
+
+
+def _packed_lengths(blob: bytes, n: int) -> tuple[Sequence[int], int]:
+    """The value lengths of a packed entry of ``n`` values (the layout ``Node.append`` writes)
+    and where its first value starts."""
+    if blob[0] == 0:
+        return blob[1 : n + 1], n + 1
+    return _header(n).unpack_from(blob, 1), 4 * n + 1
+
+
+def positions(lo: int, hi: int, rev: bool) -> range:
+    """The positions ``[lo, hi)`` in reading order: ascending, or descending if ``rev``."""
+    return range(hi - 1, lo - 1, -1) if rev else range(lo, hi)
 
 
 def _counter_size(v: int) -> int:
@@ -266,12 +279,7 @@ class Node:
         if n == 1:
             return [mf[0], item]  # type: ignore[list-item]
         blob: bytes = item  # type: ignore[assignment]
-        if blob[0] == 0:
-            lens: Sequence[int] = blob[1 : n + 1]
-            pos = n + 1
-        else:
-            lens = _header(n).unpack_from(blob, 1)
-            pos = 4 * n + 1
+        lens, pos = _packed_lengths(blob, n)
         out: list[bytes] = []
         for f, ln in zip(mf, lens, strict=True):
             out.append(f)
@@ -298,7 +306,7 @@ class Node:
         n = len(names)
         template = template_of(names)
         ms, seq, data = self.ms, self.seq, self.data
-        for i in range(hi - 1, lo - 1, -1) if rev else range(lo, hi):
+        for i in positions(lo, hi, rev):
             item = data[i]
             if item is None:
                 continue
@@ -312,12 +320,7 @@ class Node:
                 out.append(template % (len(sid), sid, len(item), item))
             else:
                 blob: bytes = item  # type: ignore[assignment]
-                if blob[0] == 0:
-                    lens: Sequence[int] = blob[1 : n + 1]
-                    pos = n + 1
-                else:
-                    lens = _header(n).unpack_from(blob, 1)
-                    pos = 4 * n + 1
+                lens, pos = _packed_lengths(blob, n)
                 args = [len(sid), sid]
                 for ln in lens:
                     end = pos + ln
