@@ -97,7 +97,27 @@ def _header(n: int) -> struct.Struct:
 
 # Listpack bytes of the small non-negative ints that counters take most of the time.
 _SMALL_INT_SIZE = [lp_int_size(v) for v in range(4096)]
-# lp_str_size of recently seen values (field names, repeated readings); bounded.
+
+
+def _digits_table() -> tuple[list[bytes], list[int], list[int]]:
+    """Listpack bytes of a canonical non-negative integer string, by its digit count ``n``:
+    ``lo[n]`` if the string is ``<= cut[n]``, ``hi[n]`` if above (same-length digit strings
+    compare as their numbers do). One cut per length is enough: no digit count spans more
+    than two of the integer encodings, and 19 digits above int64 stay a string."""
+    tops = (127, 4095, 32767, 8388607, 2147483647, _INT64_MAX)  # largest of each encoding
+    cut, lo, hi = [b""], [0], [0]
+    for n in range(1, 20):
+        smallest, largest = (10 ** (n - 1) if n > 1 else 0), 10**n - 1
+        top = min(largest, next(t for t in tops if t >= smallest))
+        cut.append(b"%d" % top)
+        lo.append(lp_int_size(smallest))
+        hi.append(lp_int_size(top + 1) if top + 1 <= _INT64_MAX else n + 2)
+    return cut, lo, hi
+
+
+_DIGITS_CUT, _DIGITS_LO, _DIGITS_HI = _digits_table()
+# lp_str_size of recently seen field names (entries whose names differ from the master
+# entry's); bounded.
 _STR_SIZE_CACHE: dict[bytes, int] = {}
 _STR_SIZE_CACHE_MAX = 4096
 
@@ -235,12 +255,17 @@ class Node:
             size = 6  # flags + ms delta + seq delta, one byte each plus backlen
         else:
             size = 2 + lp_int_size(_signed64(dms)) + lp_int_size(_signed64(dseq))
-        cache = _STR_SIZE_CACHE
         lens = []
         for v in values:
-            c = cache.get(v)
-            size += c if c is not None else _str_size(v)
-            lens.append(len(v))
+            n = len(v)
+            lens.append(n)
+            if n < 20 and v.isdigit() and (v[0] != 0x30 or n == 1):
+                # lpStringToInt64 succeeds (unless 19 digits over int64, _DIGITS_HI says 21)
+                size += _DIGITS_LO[n] if v <= _DIGITS_CUT[n] else _DIGITS_HI[n]
+            elif 0 < n < 64 and v[0] != 0x2D:
+                size += n + 2  # a short string: 1 byte encoding + bytes + 1 byte backlen
+            else:
+                size += lp_str_size(v)  # empty, negative, 20 digits or long: the full rules
         item: bytes | tuple[bytes, ...]
         if fields[0::2] == self.master_names:
             size += _SMALL_INT_SIZE[nfields + 3] if nfields < 4000 else lp_int_size(nfields + 3)

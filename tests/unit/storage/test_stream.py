@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sluice.storage.stream import (
     BusyGroupError,
@@ -14,7 +16,7 @@ from sluice.storage.stream import (
     XSetIdError,
     default_trim_limit,
 )
-from sluice.storage.stream_node import lp_str_size
+from sluice.storage.stream_node import Node, lp_str_size
 from sluice.storage.streamid import MAX_ID, MAX_PART, format_id, make_id, parse_xadd_id
 
 F = [b"f", b"v"]
@@ -214,6 +216,28 @@ def test_listpack_element_sizes() -> None:
     assert lp_str_size(b"01") == 4 and lp_str_size(b"-0") == 4 and lp_str_size(b"") == 2
     assert lp_str_size(b"x" * 63) == 65 and lp_str_size(b"x" * 64) == 67
     assert lp_str_size(b"x" * 200) == 204  # 2-byte length and 2-byte backlen
+
+
+def _boundary_values() -> list[bytes]:
+    tops = [9, 99, 127, 4095, 32767, 999999, 8388607, 2147483647, 10**18 - 1, 2**63 - 1]
+    values = [b"", b"0", b"-0", b"-1", b"00", b"01", b"19.8", b"x" * 63, b"x" * 64]
+    for t in tops:
+        values += [b"%d" % t, b"%d" % (t + 1), b"-%d" % t, b"-%d" % (t + 1)]
+    return values + [b"%d" % 10**n for n in range(22)]
+
+
+@pytest.mark.parametrize("value", _boundary_values())
+def test_append_sizes_values_like_lp_str_size(value: bytes) -> None:
+    # Node.append sizes values with its own inlined rules; lp_str_size is the reference.
+    with_value, with_x = Node(make_id(1, 0), [b"f", value]), Node(make_id(1, 0), [b"f", b"x"])
+    with_value.append(make_id(1, 0), [b"f", value])
+    with_x.append(make_id(1, 0), [b"f", b"x"])
+    assert with_value.lp_bytes - with_x.lp_bytes == lp_str_size(value) - lp_str_size(b"x")
+
+
+@given(st.from_regex(rb"\A-?[0-9]{0,21}\Z") | st.binary(max_size=70))
+def test_append_sizes_any_value_like_lp_str_size(value: bytes) -> None:
+    test_append_sizes_values_like_lp_str_size(value)
 
 
 def test_exact_trims() -> None:
