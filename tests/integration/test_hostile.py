@@ -25,6 +25,8 @@ pytestmark = pytest.mark.timeout(60)
 
 Make = Callable[..., ThreadedServer]
 PING = b"*1\r\n$4\r\nPING\r\n"
+PROBE = b"*2\r\n$4\r\nECHO\r\n$15\r\nend-of-exchange\r\n"
+PROBE_REPLY = b"$15\r\nend-of-exchange\r\n"
 
 
 def client(s: ThreadedServer, **kw: object) -> redis.Redis:
@@ -32,27 +34,28 @@ def client(s: ThreadedServer, **kw: object) -> redis.Redis:
 
 
 def exchange(port: int, payload: bytes, timeout: float = 2.0) -> bytes:
-    """Send ``payload`` then PING; return everything read until EOF (or '<open>' + data
-    when the connection is still open after the PING's answer)."""
+    """Send ``payload`` then an ECHO probe; return everything read until EOF (or '<open>' +
+    data when the connection is still open after the probe's answer). The probe's answer
+    can't be mistaken for a reply to the payload (a payload may hold a PING of its own)."""
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     try:
         s.sendall(payload)
         try:
-            s.sendall(PING)
+            s.sendall(PROBE)
         except OSError:
             pass
         out = b""
         while True:
             try:
                 chunk = s.recv(65536)
-            except ConnectionResetError:  # closed with our PING unread: a reset, not a FIN
+            except ConnectionResetError:  # closed with our probe unread: a reset, not a FIN
                 return out + b"<EOF>"
             except TimeoutError:
                 break
             if not chunk:
                 return out + b"<EOF>"
             out += chunk
-            if out.endswith(b"+PONG\r\n"):
+            if out.endswith(PROBE_REPLY):
                 return out + b"<open>"
         return out + b"<timeout>"
     finally:
@@ -78,7 +81,7 @@ MALFORMED = [
     b'"unbalanced\r\n', b"*3000000000\r\n", b"*2147483647\r\n$1\r\nx\r\n",
     b"*1\r\n*4000000000\r\n", b"*-1\r\n*0\r\n",
     b"*1_0\r\n", b"* 1\r\n", b"*+1\r\n", b"*1\r\n$04\r\nPING\r\n", b"*1\r\n$4\r\nPINGxx",
-    # Over 64 KB without a line end, by far: the PING after it must not arrive in the same read
+    # Over 64 KB without a line end, by far: the probe after it must not arrive in the same read
     # as the 64 KB mark, or Redis (which reads 16 KB at a time) takes it as the line's end.
     b"*1\r\n" + b"$" + b"9" * 200000 + b"\r\n", b"*" + b"1" * 200000 + b"\r\n",
     b"GET " + b"x" * 200000, b"*1\r\n$600000000\r\n" + b"x" * 70000, b"\r\n\r\n\r\n",
