@@ -194,6 +194,29 @@ def require_redis_server() -> str:
     return ""
 
 
+def resp_frame_end(buf: bytes | bytearray, pos: int) -> int | None:
+    """Where the RESP2/RESP3 frame starting at ``pos`` ends, or None if it is incomplete."""
+    line_end = buf.find(b"\r\n", pos)
+    if line_end < 0:
+        return None
+    kind, head = buf[pos : pos + 1], buf[pos + 1 : line_end]
+    pos = line_end + 2
+    if kind in (b"$", b"=", b"!"):
+        size = int(head)
+        if size < 0:
+            return pos
+        return pos + size + 2 if len(buf) >= pos + size + 2 else None
+    if kind in (b"*", b">", b"~", b"%", b"|"):
+        count = int(head) * (2 if kind in (b"%", b"|") else 1)
+        for _ in range(max(count, 0)):
+            end = resp_frame_end(buf, pos)
+            if end is None:
+                return None
+            pos = end
+        return pos
+    return pos  # + - : _ , # ( are one line
+
+
 class RawClient:
     """A byte-level client: sends one command, returns the reply's exact bytes.
 
@@ -206,6 +229,7 @@ class RawClient:
 
         self._hiredis = hiredis
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+        self._pending = bytearray()  # bytes read past the replies read_replies returned
         if protocol == 3:
             self.call("HELLO", "3")
 
@@ -228,10 +252,29 @@ class RawClient:
             if got is not False and not reader.has_data():
                 return bytes(raw)
 
-    def call(self, *args: Any) -> bytes:
+    def read_replies(self, n: int) -> list[bytes]:
+        """Exactly ``n`` replies (or pushes), each as its own bytes, whatever the chunking."""
+        out: list[bytes] = []
+        buf = self._pending
+        while len(out) < n:
+            end = resp_frame_end(buf, 0)
+            if end is None:
+                chunk = self.sock.recv(65536)
+                if not chunk:
+                    raise ConnectionError(f"closed after {len(out)} of {n} replies: {buf!r}")
+                buf += chunk
+                continue
+            out.append(bytes(buf[:end]))
+            del buf[:end]
+        return out
+
+    def send(self, *args: Any) -> None:
         parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
         req = b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
         self.sock.sendall(req)
+
+    def call(self, *args: Any) -> bytes:
+        self.send(*args)
         return self.read_reply()
 
     def close(self) -> None:

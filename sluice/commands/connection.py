@@ -55,6 +55,9 @@ _RESET = SimpleString(b"RESET")
 def ping(ctx: Any, args: Args) -> Any:
     if len(args) > 1:
         raise CommandError("ERR wrong number of arguments for 'ping' command")
+    if ctx.kind == "pubsub" and not ctx.resp3:
+        # A RESP2 subscriber reads pushes only, so PING answers in their shape.
+        return [b"pong", args.next() if args else b""]
     return args.next() if args else PONG
 
 
@@ -148,6 +151,8 @@ def reset(ctx: Any, args: Args) -> Any:
     if ctx.monitor:
         ctx.monitor = False
         server.monitors.remove(ctx)
+    if ctx.kind == "pubsub":
+        server.pubsub.unsubscribe_all(ctx)  # silently, as Redis's RESET does
     ctx.db = server.keyspace[0]
     ctx.resp3 = False
     ctx.reply_mode = 0

@@ -140,6 +140,12 @@ def wrong_arity(name: str) -> CommandError:
     return CommandError(f"ERR wrong number of arguments for '{name}' command")
 
 
+def pubsub_context(name: str) -> CommandError:
+    """A RESP2 connection with subscriptions ran a command other than those it may run."""
+    return CommandError(f"ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / "
+                        "PING / QUIT / RESET are allowed in this context")
+
+
 def _shown(arg: bytes, limit: int) -> str:
     text = arg[:limit].decode("utf-8", "replace")
     # Redis sanitises the echoed text so the error stays one line.

@@ -14,6 +14,7 @@ from .types import (
     Map,
     Push,
     Raw,
+    Replies,
     Reply,
     Set,
     SimpleString,
@@ -22,7 +23,7 @@ from .types import (
 
 __all__ = [
     "NULL_ARRAY", "OK", "PONG", "QUEUED", "BigNumber", "Bool", "Double", "ErrorReply", "Map",
-    "ProtocolError", "PureRequestParser", "Push", "Raw", "Reply", "RequestReader", "Set",
+    "ProtocolError", "PureRequestParser", "Push", "Raw", "Replies", "Reply", "RequestReader", "Set",
     "SimpleString", "Verbatim", "encode", "encode_into", "format_double", "split_inline_args",
     "string2ll",
 ]

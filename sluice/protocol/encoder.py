@@ -26,6 +26,7 @@ from .types import (
     Map,
     Push,
     Raw,
+    Replies,
     Set,
     SimpleString,
     Verbatim,
@@ -134,6 +135,11 @@ def _push(out: bytearray, value: list[Any], resp3: bool) -> None:
         _ENCODERS.get(type(item), _fallback)(out, item, resp3)
 
 
+def _replies(out: bytearray, value: list[Any], resp3: bool) -> None:
+    for item in value:
+        _ENCODERS.get(type(item), _fallback)(out, item, resp3)
+
+
 def _double(out: bytearray, value: float, resp3: bool) -> None:
     text = format_double(value)
     if resp3:
@@ -204,6 +210,7 @@ _ENCODERS: dict[type, _Encoder] = {
     dict: _map,
     Set: _set,
     Push: _push,
+    Replies: _replies,
     Double: _double,
     float: _double,
     Bool: _bool,

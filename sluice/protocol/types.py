@@ -20,6 +20,7 @@ Python value       RESP2                       RESP3
 ``Verbatim``       ``$`` bulk                  ``=`` verbatim
 ``BigNumber``      ``$`` bulk                  ``(`` big number
 ``Push``           ``*`` array                 ``>`` push
+``Replies``        its items, one after another (several replies from one command)
 ``Raw``            bytes written as they are
 =================  ==========================  ==========================
 
@@ -83,6 +84,14 @@ class Set(list[Any]):
 
 class Push(list[Any]):
     """An out-of-band push (``>``) in RESP3, a plain array in RESP2 (pub/sub, invalidation)."""
+
+    __slots__ = ()
+
+
+class Replies(list[Any]):
+    """Several top-level replies from one command, written back to back (SUBSCRIBE with
+    three channels answers three confirmations). Inside EXEC they still count as one of
+    EXEC's elements, which is what Redis sends too."""
 
     __slots__ = ()
 

@@ -37,6 +37,7 @@ from .config import Config
 from .dispatch import call, process_command
 from .limits import FLUSH_CHUNK
 from .pause import ClientPause
+from .pubsub import PubSub
 
 if TYPE_CHECKING:
     from sluice.commands.spec import Cmd
@@ -75,6 +76,7 @@ class Server:
         self.unblocked_clients: list[Client] = []  # clients whose input must be resumed
         self.watched_keys: dict[tuple[int, bytes], list[WatchedKey]] = {}
         self.monitors: list[Client] = []
+        self.pubsub = PubSub()
         self.dirty = 0  # changes since the last save (and the AOF trigger)
         self.aof: Any = None  # persistence hook: feed(db, argvs), begin_multi, end_multi
         self.persistence: Any = None  # snapshot.Persistence: loading, RDB, cron, shutdown
@@ -198,6 +200,8 @@ class Server:
         self.unwatch_all(client)
         if client.postponed is not None:
             self.pause.forget(client)
+        if client.kind == "pubsub":
+            self.pubsub.unsubscribe_all(client)
         if client.monitor:
             try:
                 self.monitors.remove(client)

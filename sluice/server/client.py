@@ -46,7 +46,8 @@ class Client:
         "last_ms", "argv", "cmd", "multi", "multi_error", "watched", "dirty_cas", "in_exec",
         "bstate", "reply_mode", "closing", "closed", "paused_reading", "no_evict", "no_touch",
         "obuf_soft_since",
-        "propagate_argv", "kind", "monitor", "unblocked", "postponed", "__weakref__",
+        "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
+        "pubsub_patterns", "pubsub_shard_channels", "__weakref__",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -87,6 +88,10 @@ class Client:
         self.unblocked = False  # queued on server.unblocked_clients
         self.obuf_soft_since = 0.0  # monotonic time the output buffer went over its soft limit
         self.postponed: list[bytes] | None = None  # a command held by CLIENT PAUSE
+        # Subscriptions, ordered sets (server/pubsub.py keeps the other side).
+        self.pubsub_channels: dict[bytes, None] = {}
+        self.pubsub_patterns: dict[bytes, None] = {}
+        self.pubsub_shard_channels: dict[bytes, None] = {}
 
     # -- the handler API ------------------------------------------------------------------
 
@@ -179,8 +184,10 @@ class Client:
         return (
             f"id={self.id} addr={self.addr} laddr={self.laddr} fd={fd} "
             f"name={self.name.decode(errors='replace')} age={(now - self.created_ms) // 1000} "
-            f"idle={(now - self.last_ms) // 1000} flags={flags} db={self.db.id} sub=0 psub=0 "
-            f"ssub=0 multi={multi} watch={len(self.watched)} qbuf={qbuf} qbuf-free=0 "
+            f"idle={(now - self.last_ms) // 1000} flags={flags} db={self.db.id} "
+            f"sub={len(self.pubsub_channels)} psub={len(self.pubsub_patterns)} "
+            f"ssub={len(self.pubsub_shard_channels)} multi={multi} watch={len(self.watched)} "
+            f"qbuf={qbuf} qbuf-free=0 "
             f"argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
             f"tot-mem={omem + qbuf + argv_mem + multi_mem} events=r cmd={cmd} user={self.user} "
             f"redir=-1 resp={3 if self.resp3 else 2} "

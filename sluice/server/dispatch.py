@@ -17,6 +17,7 @@ from sluice.commands.errors import (
     EXECABORT,
     NOAUTH,
     CommandError,
+    pubsub_context,
     unknown_command,
     unknown_subcommand,
     wrong_arity,
@@ -35,6 +36,9 @@ log = logging.getLogger("sluice")
 _perf_ns = time.perf_counter_ns
 # Commands that run at once inside MULTI instead of being queued.
 _MULTI_IMMEDIATE = frozenset(("exec", "discard", "multi", "watch", "quit", "reset"))
+# What a RESP2 connection with subscriptions may still run (its replies are pushes).
+_PUBSUB_CONTEXT = frozenset(("ping", "subscribe", "ssubscribe", "psubscribe", "unsubscribe",
+                             "sunsubscribe", "punsubscribe", "quit", "reset"))
 
 
 def lookup(table: dict[bytes, Cmd], argv: list[bytes]) -> Cmd | CommandError:
@@ -94,6 +98,9 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
     if server.disk_error is not None and (cmd.flags & F.WRITE or cmd.name == "ping"):
         # Redis's writeCommandsDeniedByDiskError: refuse writes (and PING) until the disk heals
         reject(server, client, CommandError(server.disk_error), cmd)
+        return
+    if client.kind == "pubsub" and not client.resp3 and cmd.name not in _PUBSUB_CONTEXT:
+        reject(server, client, pubsub_context(cmd.name), cmd)  # RESP3 connections may run any
         return
     if server.pause.mode and server.pause.must_hold(client, cmd):
         server.pause.hold(client, argv)  # CLIENT PAUSE: run when the pause ends

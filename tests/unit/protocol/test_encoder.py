@@ -13,6 +13,7 @@ from sluice.protocol import (
     ErrorReply,
     Map,
     Push,
+    Replies,
     Set,
     Verbatim,
     encode,
@@ -33,6 +34,10 @@ CASES = [
     (Map({b"k": 1}), b"*2\r\n$1\r\nk\r\n:1\r\n", b"%1\r\n$1\r\nk\r\n:1\r\n"),
     (Set([b"x"]), b"*1\r\n$1\r\nx\r\n", b"~1\r\n$1\r\nx\r\n"),
     (Push([b"message"]), b"*1\r\n$7\r\nmessage\r\n", b">1\r\n$7\r\nmessage\r\n"),
+    # Several replies back to back; inside an array they still count as one element.
+    (Replies([Push([b"s", 1]), Push([b"t", 2])]), b"*2\r\n$1\r\ns\r\n:1\r\n*2\r\n$1\r\nt\r\n:2\r\n",
+     b">2\r\n$1\r\ns\r\n:1\r\n>2\r\n$1\r\nt\r\n:2\r\n"),
+    ([Replies([1, 2]), 3], b"*2\r\n:1\r\n:2\r\n:3\r\n", b"*2\r\n:1\r\n:2\r\n:3\r\n"),
     (Double(1.5), b"$3\r\n1.5\r\n", b",1.5\r\n"),
     (Double(3.0), b"$1\r\n3\r\n", b",3\r\n"),
     (Double(float("inf")), b"$3\r\ninf\r\n", b",inf\r\n"),

@@ -1,0 +1,229 @@
+"""Pub/Sub: SUBSCRIBE, PSUBSCRIBE, SSUBSCRIBE and their UN- forms, PUBLISH, SPUBLISH, PUBSUB.
+
+Mirrors Redis's ``pubsub.c`` (checked byte for byte against redis-server 7.0.15). The
+subscriptions themselves live in ``server.pubsub`` (``server/pubsub.py``); handlers here parse
+and build the confirmations.
+
+- Each (un)subscription is confirmed by its own push (``>3`` in RESP3, an array in RESP2), so
+  a command naming three channels answers ``Replies`` of three pushes. The count they carry is
+  channels + patterns for SUBSCRIBE/PSUBSCRIBE and their UN- forms, shard channels for the S
+  forms.
+- UN- forms without arguments drop every subscription of their kind, and confirm with a null
+  channel when there was none.
+- A RESP2 connection with subscriptions may only run these commands, PING, QUIT and RESET
+  (``server/dispatch.py``); RESP3 connections may run anything.
+- Sharded channels work as in a single-node Redis: a namespace of their own, no patterns.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sluice.protocol import Push, Replies
+
+from .args import Args
+from .errors import CommandError, subcommand_syntax
+from .introspection import help_reply
+from .spec import FAST, LOADING, NOSCRIPT, PUBSUB, STALE, A, K, cmd, key_at
+
+_PUB = PUBSUB | LOADING | STALE | FAST
+_INFO = PUBSUB | LOADING | STALE
+_SUB = PUBSUB | NOSCRIPT | LOADING | STALE
+_SHARD_KEYS = key_at(1, K.NOT_KEY, last=-1)  # channels, declared for cluster slot routing
+
+
+def _count(ctx: Any) -> int:
+    return len(ctx.pubsub_channels) + len(ctx.pubsub_patterns)
+
+
+def subscribe(ctx: Any, args: Args) -> Any:
+    pubsub = ctx.server.pubsub
+    out = Replies()
+    for channel in args.argv[1:]:
+        pubsub.subscribe(ctx, channel)
+        out.append(Push((b"subscribe", channel, _count(ctx))))
+    return out
+
+
+def psubscribe(ctx: Any, args: Args) -> Any:
+    pubsub = ctx.server.pubsub
+    out = Replies()
+    for pattern in args.argv[1:]:
+        pubsub.psubscribe(ctx, pattern)
+        out.append(Push((b"psubscribe", pattern, _count(ctx))))
+    return out
+
+
+def ssubscribe(ctx: Any, args: Args) -> Any:
+    if ctx.in_exec:
+        # Redis lets SUBSCRIBE run inside EXEC for old clients' sake, not SSUBSCRIBE.
+        raise CommandError("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
+    pubsub = ctx.server.pubsub
+    out = Replies()
+    for channel in args.argv[1:]:
+        pubsub.subscribe(ctx, channel, shard=True)
+        out.append(Push((b"ssubscribe", channel, len(ctx.pubsub_shard_channels))))
+    return out
+
+
+def unsubscribe(ctx: Any, args: Args) -> Any:
+    pubsub = ctx.server.pubsub
+    channels = args.argv[1:] or list(ctx.pubsub_channels)
+    if not channels:
+        return Push((b"unsubscribe", None, _count(ctx)))
+    out = Replies()
+    for channel in channels:
+        pubsub.unsubscribe(ctx, channel)
+        out.append(Push((b"unsubscribe", channel, _count(ctx))))
+    return out
+
+
+def punsubscribe(ctx: Any, args: Args) -> Any:
+    pubsub = ctx.server.pubsub
+    patterns = args.argv[1:] or list(ctx.pubsub_patterns)
+    if not patterns:
+        return Push((b"punsubscribe", None, _count(ctx)))
+    out = Replies()
+    for pattern in patterns:
+        pubsub.punsubscribe(ctx, pattern)
+        out.append(Push((b"punsubscribe", pattern, _count(ctx))))
+    return out
+
+
+def sunsubscribe(ctx: Any, args: Args) -> Any:
+    pubsub = ctx.server.pubsub
+    channels = args.argv[1:] or list(ctx.pubsub_shard_channels)
+    if not channels:
+        return Push((b"sunsubscribe", None, 0))
+    out = Replies()
+    for channel in channels:
+        pubsub.unsubscribe(ctx, channel, shard=True)
+        out.append(Push((b"sunsubscribe", channel, len(ctx.pubsub_shard_channels))))
+    return out
+
+
+def publish(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    return ctx.server.pubsub.publish(argv[1], argv[2])
+
+
+def spublish(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    return ctx.server.pubsub.publish(argv[1], argv[2], shard=True)
+
+
+def _channels(ctx: Any, args: Args, shard: bool) -> Any:
+    argv = args.argv
+    if len(argv) > 3:
+        raise subcommand_syntax(argv[1], "pubsub")
+    return ctx.server.pubsub.active(argv[2] if len(argv) == 3 else None, shard)
+
+
+def pubsub_channels(ctx: Any, args: Args) -> Any:
+    return _channels(ctx, args, False)
+
+
+def pubsub_shardchannels(ctx: Any, args: Args) -> Any:
+    return _channels(ctx, args, True)
+
+
+def _numsub(ctx: Any, args: Args, shard: bool) -> Any:
+    pubsub = ctx.server.pubsub
+    out: list[Any] = []
+    for channel in args.argv[2:]:
+        out += (channel, pubsub.numsub(channel, shard))
+    return out
+
+
+def pubsub_numsub(ctx: Any, args: Args) -> Any:
+    return _numsub(ctx, args, False)
+
+
+def pubsub_shardnumsub(ctx: Any, args: Args) -> Any:
+    return _numsub(ctx, args, True)
+
+
+def pubsub_numpat(ctx: Any, args: Args) -> Any:
+    return len(ctx.server.pubsub.patterns)
+
+
+_HELP = (
+    "CHANNELS [<pattern>]",
+    "    Return the currently active channels matching a <pattern> (default: '*').",
+    "NUMPAT",
+    "    Return number of subscriptions to patterns.",
+    "NUMSUB [<channel> ...]",
+    "    Return the number of subscribers for the specified channels, excluding",
+    "    pattern subscriptions(default: no channels).",
+    "SHARDCHANNELS [<pattern>]",
+    "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+    "SHARDNUMSUB [<shardchannel> ...]",
+    "    Return the number of subscribers for the specified shard level channel(s)",
+)
+
+
+def pubsub_help(ctx: Any, args: Args) -> Any:
+    return help_reply("PUBSUB", _HELP)
+
+
+_N = "O(N) where N is the number of "
+COMMANDS = (
+    #   name                   arity  flags          acl       keys         handler
+    cmd("subscribe",            -2,   _SUB,          A.NONE,   None,        subscribe,
+        "Listens for messages published to channels.", since="2.0.0", group="pubsub",
+        complexity=_N + "channels to subscribe to.", syntax="channel [channel ...]"),
+    cmd("psubscribe",           -2,   _SUB,          A.NONE,   None,        psubscribe,
+        "Listens for messages published to channels that match one or more patterns.",
+        since="2.0.0", group="pubsub", complexity=_N + "patterns to subscribe to.",
+        syntax="pattern [pattern ...]"),
+    cmd("ssubscribe",           -2,   _SUB,          A.NONE,   _SHARD_KEYS, ssubscribe,
+        "Listens for messages published to shard channels.", since="7.0.0", group="pubsub",
+        complexity=_N + "shard channels to subscribe to.",
+        syntax="shardchannel [shardchannel ...]"),
+    cmd("unsubscribe",          -1,   _SUB,          A.NONE,   None,        unsubscribe,
+        "Stops listening to messages posted to channels.", since="2.0.0", group="pubsub",
+        complexity=_N + "channels to unsubscribe.", syntax="[channel [channel ...]]"),
+    cmd("punsubscribe",         -1,   _SUB,          A.NONE,   None,        punsubscribe,
+        "Stops listening to messages published to channels that match one or more patterns.",
+        since="2.0.0", group="pubsub",
+        complexity="O(N) where N is the number of patterns to unsubscribe.",
+        syntax="[pattern [pattern ...]]"),
+    cmd("sunsubscribe",         -1,   _SUB,          A.NONE,   _SHARD_KEYS, sunsubscribe,
+        "Stops listening to messages posted to shard channels.", since="7.0.0",
+        group="pubsub", complexity=_N + "shard channels to unsubscribe.",
+        syntax="[shardchannel [shardchannel ...]]"),
+    cmd("publish",               3,   _PUB,          A.NONE,  None,        publish,
+        "Posts a message to a channel.", since="2.0.0", group="pubsub",
+        complexity="O(N+M) where N is the number of clients subscribed to the receiving "
+                   "channel and M is the total number of subscribed patterns (by any client).",
+        syntax="channel message"),
+    cmd("spublish",              3,   _PUB,          A.NONE,  key_at(1, K.NOT_KEY), spublish,
+        "Post a message to a shard channel", since="7.0.0", group="pubsub",
+        complexity="O(N) where N is the number of clients subscribed to the receiving shard "
+                   "channel.", syntax="shardchannel message"),
+    cmd("pubsub",               -2,   0,             A.NONE,   None,        None,
+        "A container for Pub/Sub commands.", since="2.8.0", group="pubsub",
+        complexity="Depends on subcommand."),
+    cmd("pubsub|channels",      -2,   _INFO,         A.NONE,   None,        pubsub_channels,
+        "Returns the active channels.", since="2.8.0", group="pubsub",
+        complexity=_N + "active channels, and assuming constant time pattern matching "
+                   "(relatively short channels and patterns)", syntax="[pattern]"),
+    cmd("pubsub|shardchannels", -2,   _INFO,         A.NONE,   None,        pubsub_shardchannels,
+        "Returns the active shard channels.", since="7.0.0", group="pubsub",
+        complexity=_N + "active shard channels, and assuming constant time pattern matching "
+                   "(relatively short shard channels).", syntax="[pattern]"),
+    cmd("pubsub|numsub",        -2,   _INFO,         A.NONE,   None,        pubsub_numsub,
+        "Returns a count of subscribers to channels.", since="2.8.0", group="pubsub",
+        complexity="O(N) for the NUMSUB subcommand, where N is the number of requested "
+                   "channels", syntax="[channel [channel ...]]"),
+    cmd("pubsub|shardnumsub",   -2,   _INFO,         A.NONE,   None,        pubsub_shardnumsub,
+        "Returns the count of subscribers of shard channels.", since="7.0.0",
+        group="pubsub", complexity="O(N) for the SHARDNUMSUB subcommand, where N is the number "
+                                   "of requested shard channels",
+        syntax="[shardchannel [shardchannel ...]]"),
+    cmd("pubsub|numpat",         2,   _INFO,         A.NONE,   None,        pubsub_numpat,
+        "Returns a count of unique pattern subscriptions.", since="2.8.0", group="pubsub"),
+    cmd("pubsub|help",           2,   LOADING | STALE, A.NONE, None,        pubsub_help,
+        "Returns helpful text about the different subcommands.", since="6.2.0",
+        group="pubsub"),
+)
