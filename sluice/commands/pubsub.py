@@ -17,6 +17,8 @@ and build the confirmations.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from sluice.protocol import Push, Replies
@@ -36,70 +38,61 @@ def _count(ctx: Any) -> int:
     return len(ctx.pubsub_channels) + len(ctx.pubsub_patterns)
 
 
-def subscribe(ctx: Any, args: Args) -> Any:
-    pubsub = ctx.server.pubsub
+def _shard_count(ctx: Any) -> int:
+    return len(ctx.pubsub_shard_channels)
+
+
+def _confirm_each(ctx: Any, names: list[bytes], change: Callable[[Any, bytes], bool],
+                  kind: bytes, count: Callable[[Any], int]) -> Replies:
+    """Apply ``change`` to each name, confirming each with ``[kind, name, count]``."""
     out = Replies()
-    for channel in args.argv[1:]:
-        pubsub.subscribe(ctx, channel)
-        out.append(Push((b"subscribe", channel, _count(ctx))))
+    for name in names:
+        change(ctx, name)
+        out.append(Push((kind, name, count(ctx))))
     return out
+
+
+def _drop(ctx: Any, names: list[bytes], held: dict[bytes, None],
+          change: Callable[[Any, bytes], bool], kind: bytes,
+          count: Callable[[Any], int]) -> Any:
+    """The UN- forms: the names given, or every one held; a null name if there is none."""
+    names = names or list(held)
+    if not names:
+        return Push((kind, None, count(ctx)))
+    return _confirm_each(ctx, names, change, kind, count)
+
+
+def subscribe(ctx: Any, args: Args) -> Any:
+    return _confirm_each(ctx, args.argv[1:], ctx.server.pubsub.subscribe, b"subscribe", _count)
 
 
 def psubscribe(ctx: Any, args: Args) -> Any:
-    pubsub = ctx.server.pubsub
-    out = Replies()
-    for pattern in args.argv[1:]:
-        pubsub.psubscribe(ctx, pattern)
-        out.append(Push((b"psubscribe", pattern, _count(ctx))))
-    return out
+    return _confirm_each(ctx, args.argv[1:], ctx.server.pubsub.psubscribe, b"psubscribe",
+                         _count)
 
 
 def ssubscribe(ctx: Any, args: Args) -> Any:
     if ctx.in_exec:
         # Redis lets SUBSCRIBE run inside EXEC for old clients' sake, not SSUBSCRIBE.
         raise CommandError("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
-    pubsub = ctx.server.pubsub
-    out = Replies()
-    for channel in args.argv[1:]:
-        pubsub.subscribe(ctx, channel, shard=True)
-        out.append(Push((b"ssubscribe", channel, len(ctx.pubsub_shard_channels))))
-    return out
+    add = partial(ctx.server.pubsub.subscribe, shard=True)
+    return _confirm_each(ctx, args.argv[1:], add, b"ssubscribe", _shard_count)
 
 
 def unsubscribe(ctx: Any, args: Args) -> Any:
-    pubsub = ctx.server.pubsub
-    channels = args.argv[1:] or list(ctx.pubsub_channels)
-    if not channels:
-        return Push((b"unsubscribe", None, _count(ctx)))
-    out = Replies()
-    for channel in channels:
-        pubsub.unsubscribe(ctx, channel)
-        out.append(Push((b"unsubscribe", channel, _count(ctx))))
-    return out
+    return _drop(ctx, args.argv[1:], ctx.pubsub_channels, ctx.server.pubsub.unsubscribe,
+                 b"unsubscribe", _count)
 
 
 def punsubscribe(ctx: Any, args: Args) -> Any:
-    pubsub = ctx.server.pubsub
-    patterns = args.argv[1:] or list(ctx.pubsub_patterns)
-    if not patterns:
-        return Push((b"punsubscribe", None, _count(ctx)))
-    out = Replies()
-    for pattern in patterns:
-        pubsub.punsubscribe(ctx, pattern)
-        out.append(Push((b"punsubscribe", pattern, _count(ctx))))
-    return out
+    return _drop(ctx, args.argv[1:], ctx.pubsub_patterns, ctx.server.pubsub.punsubscribe,
+                 b"punsubscribe", _count)
 
 
 def sunsubscribe(ctx: Any, args: Args) -> Any:
-    pubsub = ctx.server.pubsub
-    channels = args.argv[1:] or list(ctx.pubsub_shard_channels)
-    if not channels:
-        return Push((b"sunsubscribe", None, 0))
-    out = Replies()
-    for channel in channels:
-        pubsub.unsubscribe(ctx, channel, shard=True)
-        out.append(Push((b"sunsubscribe", channel, len(ctx.pubsub_shard_channels))))
-    return out
+    remove = partial(ctx.server.pubsub.unsubscribe, shard=True)
+    return _drop(ctx, args.argv[1:], ctx.pubsub_shard_channels, remove, b"sunsubscribe",
+                 _shard_count)
 
 
 def publish(ctx: Any, args: Args) -> Any:
