@@ -131,11 +131,11 @@ def _push(out: bytearray, value: list[Any], resp3: bool) -> None:
         _array(out, value, resp3)
         return
     out += b">%d\r\n" % len(value)
-    for item in value:
-        _ENCODERS.get(type(item), _fallback)(out, item, resp3)
+    _replies(out, value, resp3)
 
 
 def _replies(out: bytearray, value: list[Any], resp3: bool) -> None:
+    """Each item's encoding, back to back (a push's body; several replies of one command)."""
     for item in value:
         _ENCODERS.get(type(item), _fallback)(out, item, resp3)
 

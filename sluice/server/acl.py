@@ -432,13 +432,11 @@ def deauthenticate_and_close(server: Server, client: Client, current: Client | N
 
 def _subscriptions_revoked(client: Client, allowed: list[bytes]) -> bool:
     """A subscription (channel, pattern, shard channel) the ``allowed`` list doesn't cover."""
-    for attr, is_pattern in (("pubsub_patterns", True), ("pubsub_channels", False),
-                             ("pubsub_shard_channels", False)):
-        subs = getattr(client, attr, None)
-        if subs:
-            for ch in subs:
-                if not channel_allowed(allowed, ch, is_pattern):
-                    return True
+    for subs, is_pattern in ((client.pubsub_patterns, True), (client.pubsub_channels, False),
+                             (client.pubsub_shard_channels, False)):
+        for ch in subs:
+            if not channel_allowed(allowed, ch, is_pattern):
+                return True
     return False
 
 
