@@ -225,11 +225,8 @@ class RawClient:
     """
 
     def __init__(self, port: int, protocol: int = 2) -> None:
-        import hiredis
-
-        self._hiredis = hiredis
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
-        self._pending = bytearray()  # bytes read past the replies read_replies returned
+        self._pending = bytearray()  # bytes read past the replies returned so far
         if protocol == 3:
             self.call("HELLO", "3")
 
@@ -237,20 +234,13 @@ class RawClient:
         self.sock.sendall(data)
 
     def read_reply(self) -> bytes:
-        reader = self._hiredis.Reader()
-        raw = bytearray()
-        while True:
-            chunk = self.sock.recv(65536)
-            if not chunk:
-                return bytes(raw)
-            raw += chunk
-            reader.feed(chunk)
-            try:
-                got = reader.gets()
-            except self._hiredis.ProtocolError:
-                continue
-            if got is not False and not reader.has_data():
-                return bytes(raw)
+        """The next reply's exact bytes (what arrived, if the server closes before it ends)."""
+        try:
+            return self.read_replies(1)[0]
+        except ConnectionError:
+            rest = bytes(self._pending)
+            self._pending.clear()
+            return rest
 
     def read_replies(self, n: int) -> list[bytes]:
         """Exactly ``n`` replies (or pushes), each as its own bytes, whatever the chunking."""

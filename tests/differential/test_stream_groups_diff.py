@@ -274,12 +274,6 @@ def _blocked_count(client: RawClient) -> int:
     return -1
 
 
-def _send(client: RawClient, *args: Any) -> None:
-    parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
-    client.send_raw(b"*%d\r\n" % len(parts) + b"".join(
-        b"$%d\r\n%s\r\n" % (len(x), x) for x in parts))
-
-
 @pytest.mark.timeout(30)
 def test_blocking_served_unblocked_and_timed_out(raw_pair: tuple[RawClient, RawClient],
                                                  request: pytest.FixtureRequest) -> None:
@@ -292,21 +286,21 @@ def test_blocking_served_unblocked_and_timed_out(raw_pair: tuple[RawClient, RawC
     try:
         # Served by XADD (the reply names only the stream that got data).
         for w in waiters:
-            _send(w, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+            w.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
         for c in p:
             wait_until(lambda c=c: _blocked_count(c) == 1, what="a blocked reader")
         same(p, "XADD", "s", "2-0", "k", "v")
         assert waiters[0].read_reply() == waiters[1].read_reply()
         # Timeout: a null array.
         for w in waiters:
-            _send(w, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "1", "STREAMS", "s", ">")
+            w.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "1", "STREAMS", "s", ">")
         assert waiters[0].read_reply() == waiters[1].read_reply()
         # CLIENT UNBLOCK ... TIMEOUT and ERROR.
         for how in ("TIMEOUT", "ERROR"):
             ids = []
             for w in waiters:
                 ids.append(decoded(w.call("CLIENT", "ID")))
-                _send(w, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+                w.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
             for c in p:
                 wait_until(lambda c=c: _blocked_count(c) == 1, what="a blocked reader")
             assert p[0].call("CLIENT", "UNBLOCK", ids[0], how) == \
@@ -326,7 +320,7 @@ def test_blocking_served_unblocked_and_timed_out(raw_pair: tuple[RawClient, RawC
             both(p, "XADD", "s", "9-0", "f", "v")
             both(p, "XGROUP", "CREATE", "s", "g", "$")
             for w in waiters:
-                _send(w, "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+                w.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
             for c in p:
                 wait_until(lambda c=c: _blocked_count(c) == 1, what="a blocked reader")
             same(p, *change)
@@ -342,7 +336,7 @@ def test_blocking_served_unblocked_and_timed_out(raw_pair: tuple[RawClient, RawC
         same(p, "EXEC")
         # SETID while blocked does not wake the reader; the next XADD serves from the new ID.
         for w in waiters:
-            _send(w, "XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "s", ">")
+            w.send("XREADGROUP", "GROUP", "g", "c2", "BLOCK", "0", "STREAMS", "s", ">")
         for c in p:
             wait_until(lambda c=c: _blocked_count(c) == 1, what="a blocked reader")
         same(p, "XGROUP", "SETID", "s", "g", "0")
