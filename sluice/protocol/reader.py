@@ -324,20 +324,21 @@ class RequestReader:
     """The per-connection reader: hiredis for multibulk, the pure parser for everything else.
 
     While hiredis parses, ``_chunks`` keeps the raw input since the last known request
-    boundary and ``_served`` the requests hiredis returned out of it. Where a batch does not
-    end on a boundary, the served requests' encoded length says exactly where the partial
-    request starts; the consumed chunks are dropped, so memory stays bounded and a replay
-    through the pure parser only ever re-reads one partial request.
+    boundary. Where a batch of requests does not end on a boundary, their encoded length
+    says exactly where the partial request starts; the consumed chunks are dropped, so
+    memory stays bounded and a replay through the pure parser only ever re-reads one partial
+    request.
     """
 
-    __slots__ = ("_hi", "_chunks", "_pending", "_served", "_pure", "max_bulk_len",
-                 "auth_required", "_suspect")
+    __slots__ = ("_hi", "_chunks", "_pending", "_held", "_held_bytes", "_pure",
+                 "max_bulk_len", "auth_required", "_suspect")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
         self._hi = hiredis.Reader()
         self._chunks: list[bytes] = []  # raw input since the last known request boundary
         self._pending = 0  # total length of _chunks
-        self._served: list[list[bytes]] = []  # requests hiredis returned out of _chunks
+        self._held: list[list[bytes]] = []  # taken but not run (put_back): they come first
+        self._held_bytes = 0  # their encoded length
         self._pure: PureRequestParser | None = None
         self.max_bulk_len = max_bulk_len
         self.auth_required = auth_required
@@ -360,8 +361,10 @@ class RequestReader:
             self._pending += len(data)
 
     def pending(self) -> int:
-        """Bytes buffered for requests not yet complete (the query buffer size)."""
-        return self._pure.pending() if self._pure is not None else self._pending
+        """Bytes of requests not yet run (the query buffer size): input not parsed yet, and
+        requests put back."""
+        pending = self._pure.pending() if self._pure is not None else self._pending
+        return pending + self._held_bytes
 
     def set_limits(self, *, auth_required: bool | None = None,
                    max_bulk_len: int | None = None) -> None:
@@ -375,38 +378,65 @@ class RequestReader:
             self._pure.auth_required = self.auth_required
             self._pure.max_bulk_len = self.max_bulk_len
 
-    def get(self) -> list[bytes] | None:
-        """The next complete request, or None. Raises ``ProtocolError`` on broken framing."""
-        pure = self._pure
-        if pure is not None:
-            args = pure.get()
-            if args is None:
-                if pure.idle():
-                    self._pure = None  # back to the fast path for the next chunk
-                elif not self.auth_required:
-                    self._hand_back(pure)
-            return args
+    def take(self) -> list[list[bytes]]:
+        """Every complete request buffered, in order; ``[]`` when none is complete.
+
+        Raises ``ProtocolError`` on broken framing, but only once the requests before it
+        have been taken. Hands out whole batches so that running a pipeline costs no call
+        per request; requests taken but not run go back with ``put_back``.
+        """
+        held = self._held
+        if held:
+            self._held = []
+            self._held_bytes = 0
+            return held
+        if self._pure is not None:
+            return self._take_pure()
         if self._suspect:
             self._suspect = False
-            return self._replay()
+            self._to_pure([])
+            return self._take_pure()
+        batch: list[list[bytes]] = []
+        gets = self._hi.gets
         try:
-            while True:
-                req = self._hi.gets()
-                if req is False:
-                    self._batch_end()
-                    if self._pending > _SHADOW_THRESHOLD:
-                        return self._replay()  # one large partial request: check its headers
-                    return None
+            while (req := gets()) is not False:
                 if req:  # None and [] come from *-1 and *0, which Redis ignores
                     # Elements that are not bulk strings (``:1``, ``*``, ``$-1``) make join
                     # fail; the pure parser then words the error.
                     _join(req)
-                    self._served.append(req)
-                    return req  # type: ignore[no-any-return]
+                    batch.append(req)
         except (hiredis.ProtocolError, TypeError):
-            return self._replay()
+            self._to_pure(batch)  # the pure parser finds the error after these requests
+            return batch or self._take_pure()
+        self._batch_end(batch)
+        if self._pending > _SHADOW_THRESHOLD:
+            self._to_pure([])  # one large partial request: check its headers now
+            return batch or self._take_pure()
+        return batch
 
-    def _batch_end(self) -> None:
+    def put_back(self, requests: list[list[bytes]]) -> None:
+        """Requests from ``take`` that were not run (the client blocked, or must wait for
+        its output to drain): the next ``take`` returns them first. They count as pending
+        input, as the unparsed bytes they came from did."""
+        if requests:
+            self._held = requests
+            self._held_bytes = batch_encoded_len(requests)
+
+    def _take_pure(self) -> list[list[bytes]]:
+        """One request from the pure parser (inline input, unauthenticated clients, and
+        input hiredis failed on), or ``[]``."""
+        pure = self._pure
+        assert pure is not None
+        args = pure.get()
+        if args is not None:
+            return [args]
+        if pure.idle():
+            self._pure = None  # back to the fast path for the next chunk
+        elif not self.auth_required:
+            self._hand_back(pure)
+        return []
+
+    def _batch_end(self, served: list[list[bytes]]) -> None:
         """hiredis wants more input: forget the input it has finished with.
 
         ``has_data()`` is false both at a request boundary and when hiredis has consumed the
@@ -415,11 +445,9 @@ class RequestReader:
         valid encoding, so their encoded lengths do: all input is consumed exactly when they
         add up to it (the common case: a read that ends on a boundary).
         """
-        served = self._served
         if not served:
             return
         consumed = batch_encoded_len(served)
-        served.clear()
         chunks = self._chunks
         if consumed == self._pending:
             chunks.clear()
@@ -429,20 +457,16 @@ class RequestReader:
         self._chunks = [rest] if rest else []
         self._pending = len(rest)
 
-    def _replay(self) -> list[bytes] | None:
-        """Hand the unfinished input to the pure parser, which words errors as Redis does."""
-        consumed = batch_encoded_len(self._served)
+    def _to_pure(self, served: list[list[bytes]]) -> None:
+        """Hand the input after ``served`` to the pure parser, which words errors as Redis
+        does and checks the limits hiredis ignores."""
+        consumed = batch_encoded_len(served)
         pure = PureRequestParser(self.max_bulk_len, self.auth_required)
         pure.feed(b"".join(self._chunks)[consumed:])
         self._hi = hiredis.Reader()
         self._chunks = []
         self._pending = 0
-        self._served = []
         self._pure = pure
-        args = pure.get()
-        if args is None and pure.idle():
-            self._pure = None
-        return args
 
     def _hand_back(self, pure: PureRequestParser) -> None:
         """The pure parser waits for the rest of a small multibulk request: let hiredis
@@ -455,4 +479,3 @@ class RequestReader:
         self._hi.feed(raw)
         self._chunks = [raw]
         self._pending = len(raw)
-        self._served = []

@@ -32,10 +32,9 @@ from sluice.storage.keyspace import Clock, Database, Keyspace
 from . import listen
 from .acl import AclManager
 from .blocking import BlockingManager
-from .client import REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Client
+from .client import Client
 from .config import Config
-from .dispatch import call, process_command
-from .limits import FLUSH_CHUNK
+from .dispatch import call, is_plain, run_batch
 from .pause import ClientPause
 from .pubsub import PubSub
 
@@ -119,6 +118,8 @@ class Server:
         for name, c in self.table.items():
             self.command_names[name] = c
             self.command_names[name.upper()] = c
+        # The names of the commands dispatch.run_batch may run without the full checks.
+        self.plain_names = {n: c for n, c in self.command_names.items() if is_plain(c)}
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -221,27 +222,22 @@ class Server:
     def process_input(self, client: Client) -> None:
         """Run every complete request in the client's reader (stops while it is blocked)."""
         reader = client.reader
-        while client.bstate is None and client.postponed is None and not client.closing:
-            if len(client.out) > FLUSH_CHUNK:
-                client.flush()  # a client not reading its replies gets paused (limits.py)
-            if client.paused_reading or client.closed:
-                break  # the rest waits for resume_writing (or the client was closed)
+        while (client.bstate is None and client.postponed is None and not client.closing
+               and not client.paused_reading and not client.closed):
             try:
-                argv = reader.get()
+                batch = reader.take()
             except ProtocolError as e:
                 self.count_error(b"ERR")
                 client.add_reply(ErrorReply(b"ERR " + str(e).encode()))
                 client.closing = True
                 log.debug("client %s: %s", client.addr, e)
                 return
-            if argv is None:
+            if not batch:
                 break
-            process_command(self, client, argv)
-            self.commands_processed += 1
-            if client.reply_mode >= REPLY_SKIP:
-                # CLIENT REPLY SKIP: the command after it gets no reply, then replies resume.
-                client.reply_mode = REPLY_SKIP if client.reply_mode == REPLY_SKIP_NEXT \
-                    else REPLY_ON
+            rest = run_batch(self, client, batch)
+            if rest:
+                reader.put_back(rest)
+                break
         if reader.pending() > self.config.client_query_buffer_limit:
             log.warning("Closing client that reached max query buffer length (qbuf=%d)",
                         reader.pending())

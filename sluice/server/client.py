@@ -131,8 +131,15 @@ class Client:
 
     def add_reply(self, reply: Any) -> None:
         if self.reply_mode != REPLY_ON:
-            return  # CLIENT REPLY OFF / SKIP (process_input moves SKIP along per command)
+            return  # CLIENT REPLY OFF / SKIP (run_batch moves SKIP along per command)
         ENCODERS.get(type(reply), encode_other)(self.out, reply, self.resp3)
+        if not self.pending_write:
+            self.pending_write = True
+            self.server.pending_writes.append(self)
+
+    def queue_write(self) -> None:
+        """Have ``Server.before_return`` flush this client's buffer (replies encoded into
+        ``out`` directly need it)."""
         if not self.pending_write:
             self.pending_write = True
             self.server.pending_writes.append(self)

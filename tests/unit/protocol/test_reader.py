@@ -22,9 +22,15 @@ def encode(*args: bytes) -> bytes:
 
 
 def drain(reader: PureRequestParser | RequestReader) -> list[list[bytes]]:
+    """Every complete request: one at a time from the pure parser, in batches from the
+    connection's reader (which hands out everything it has)."""
     out = []
-    while (req := reader.get()) is not None:
-        out.append(req)
+    if isinstance(reader, RequestReader):
+        while batch := reader.take():
+            out.extend(batch)
+    else:
+        while (req := reader.get()) is not None:
+            out.append(req)
     return out
 
 
@@ -101,10 +107,27 @@ def test_protocol_errors_are_worded_as_redis(cls: type, data: bytes, message: st
 def test_requests_before_an_error_are_returned_first(cls: type) -> None:
     reader = cls()
     reader.feed(encode(b"PING") + encode(b"ECHO", b"x") + b"*1\r\n$x\r\n")
-    assert reader.get() == [b"PING"]
-    assert reader.get() == [b"ECHO", b"x"]
+    take = reader.take if isinstance(reader, RequestReader) else lambda: [reader.get()]
+    got = []
     with pytest.raises(ProtocolError):
-        reader.get()
+        while True:
+            got.extend(take())
+    assert got == [[b"PING"], [b"ECHO", b"x"]]
+
+
+def test_requests_put_back_come_first_and_count_as_pending() -> None:
+    reader = RequestReader()
+    first = encode(b"SET", b"k", b"v") + encode(b"GET", b"k") + encode(b"DEL", b"k")
+    reader.feed(first)
+    batch = reader.take()
+    assert len(batch) == 3 and reader.pending() == 0
+    reader.put_back(batch[1:])  # the client blocked after the SET
+    assert reader.pending() == len(encode(b"GET", b"k") + encode(b"DEL", b"k"))
+    reader.feed(encode(b"PING"))
+    assert reader.take() == [[b"GET", b"k"], [b"DEL", b"k"]]
+    assert reader.pending() == len(encode(b"PING"))
+    assert reader.take() == [[b"PING"]]
+    assert reader.take() == [] and reader.pending() == 0
 
 
 @pytest.mark.parametrize("cls", READERS)
@@ -124,7 +147,7 @@ def test_large_pending_bulk_is_checked_against_the_limit_early() -> None:
     reader = RequestReader(max_bulk_len=1024 * 1024)
     reader.feed(b"*2\r\n$3\r\nSET\r\n$2000000\r\n" + b"x" * 70000)
     with pytest.raises(ProtocolError, match="invalid bulk length"):
-        reader.get()
+        reader.take()
 
 
 def test_large_valid_bulk_arrives_in_pieces() -> None:
@@ -212,8 +235,8 @@ def test_error_after_a_long_split_pipeline_is_found_without_reparsing_it() -> No
     with pytest.raises(ProtocolError, match="invalid bulk length"):
         for i in range(0, len(data), 777):
             reader.feed(data[i : i + 777])
-            while (req := reader.get()) is not None:
-                got.append(req)
+            while batch := reader.take():
+                got.extend(batch)
     assert got == reqs
 
 
