@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from sluice.protocol import RequestReader
+from sluice.protocol import Push, Replies, RequestReader
 from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import Database
 
@@ -130,8 +130,10 @@ class Client:
     # -- output ----------------------------------------------------------------------------
 
     def add_reply(self, reply: Any) -> None:
-        if self.reply_mode != REPLY_ON:
-            return  # CLIENT REPLY OFF / SKIP (run_batch moves SKIP along per command)
+        if self.reply_mode != REPLY_ON and type(reply) is not Push and type(reply) is not Replies:
+            # CLIENT REPLY OFF / SKIP (run_batch moves SKIP along per command). Pub/Sub
+            # confirmations are pushes and get through, as Redis's CLIENT_PUSHING does.
+            return
         ENCODERS.get(type(reply), encode_other)(self.out, reply, self.resp3)
         if not self.pending_write:
             self.pending_write = True

@@ -30,6 +30,7 @@ STATEFUL = [
     "MULTI", "EXEC", "DISCARD", "WATCH k", "UNWATCH",
     "CLIENT REPLY OFF", "CLIENT REPLY ON", "CLIENT REPLY SKIP",
     "SELECT 1", "SELECT 0", "HELLO 3", "HELLO 2",
+    "SUBSCRIBE ch", "UNSUBSCRIBE ch", "PSUBSCRIBE c*", "PUNSUBSCRIBE",
     "PUBLISH ch msg", "CLIENT SETNAME conn", "CLIENT GETNAME",
 ]
 # Plain commands, including refused ones (arity, unknown, WRONGTYPE) and errors.
@@ -108,6 +109,8 @@ SCENARIOS = {
     "subscribed in the middle of a pipeline": [
         "SET k 1", "SUBSCRIBE ch", "GET k", "PING", "PUBLISH ch m", "UNSUBSCRIBE ch",
         "GET k"],
+    "pub/sub confirmations get through CLIENT REPLY OFF": [
+        "CLIENT REPLY OFF", "SUBSCRIBE ch", "PING", "UNSUBSCRIBE ch", "GET k"],
     "protocol switch midway": ["GET k", "HELLO 3", "XADD s 1-1 f v", "XRANGE s - +",
                                "HELLO 2", "XRANGE s - +"],
     "database switch midway": ["SET k a", "SELECT 1", "GET k", "SET k b", "SELECT 0",
