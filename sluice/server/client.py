@@ -5,7 +5,7 @@ Handlers see a small surface (documented on the methods below): ``db``, ``server
 ``in_exec``. The rest is the connection's business.
 
 Output is never written from here directly: replies are encoded into ``out`` and the client is
-queued on ``server.pending_writes``; ``Server.before_return`` writes each client's buffer once.
+queued on ``server.pending_writes``; ``Server.write_replies`` writes each client's buffer once.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ class Client:
             self.server.pending_writes.append(self)
 
     def queue_write(self) -> None:
-        """Have ``Server.before_return`` flush this client's buffer (replies encoded into
+        """Have ``Server.write_replies`` flush this client's buffer (replies encoded into
         ``out`` directly need it)."""
         if not self.pending_write:
             self.pending_write = True

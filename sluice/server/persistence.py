@@ -9,15 +9,14 @@ and rewrite the AOF in the background. The hook interface is what ``dispatch.py`
   net). A ``SELECT`` is prepended when the database changes, as Redis's ``feedAppendOnlyFile``.
 * ``begin_multi(db)`` / ``end_multi()`` around EXEC: ``MULTI`` is written lazily, before the
   first command EXEC actually logs, and ``EXEC`` only if ``MULTI`` was.
-* ``before_write()`` from ``Server.before_return`` before replies are flushed. ``always``:
-  group commit, as Redis's ``beforeSleep`` + ``flushAppendOnlyFile``: the first caller in a
-  loop iteration schedules one commit for the start of the next iteration, every reply of the
-  current iteration is held, and the commit does one ``write`` + one ``fsync`` and then
-  flushes all held replies. So no reply leaves before its command is on disk, and 50 clients
-  cost one fsync, not fifty. ``everysec`` / ``no``: the same, with a write and no fsync: one
-  ``write`` per iteration, and no reply before its command is in the kernel (a crash of the
-  process loses nothing acknowledged; a crash of the machine up to a second, or what the
-  OS held).
+* ``commit()`` from ``Server.write_replies`` at the end of each loop iteration, before any
+  reply of it is written (Redis's ``beforeSleep``: ``flushAppendOnlyFile``, then
+  ``handleClientsWithPendingWrites``). ``always``: group commit, one ``write`` + one
+  ``fsync`` for every command of the iteration. So no reply leaves before its command is on
+  disk, and 50 clients cost one fsync, not fifty. ``everysec`` / ``no``: the same, with a
+  write and no fsync: one ``write`` per iteration, and no reply before its command is in
+  the kernel (a crash of the process loses nothing acknowledged; a crash of the machine up
+  to a second, or what the OS held).
 * ``cron()`` (``hz`` times a second): ``everysec`` fsyncs in a worker thread at most once a
   second; failed writes are retried; the automatic rewrite is started; a finished rewrite
   child is reaped.
@@ -128,7 +127,6 @@ class AppendOnlyFile:
         self.base_size = 0
         self.current_size = 0  # base + incremental files: aof_current_size
         self.rewrite_base_size = 0  # aof_current_size after the last rewrite
-        self.commit_scheduled = False
         self.held: list[Client] = []  # clients whose replies wait for a failed write
         self.unsynced = False  # written but not fsynced
         self.last_fsync = time.monotonic()
@@ -230,29 +228,20 @@ class AppendOnlyFile:
             self.buf += _EXEC
             self.multi_open = False
 
-    def before_write(self) -> bool:
-        """Called before replies are flushed; True means: hold them (the AOF flushes later)."""
-        if not self.buf or self.write_error is not None or self.fsync_error is not None:
-            return False
-        if not self.commit_scheduled:
-            self.commit_scheduled = True
-            self.server.loop.call_soon(self._commit)
-        return True
-
-    def _commit(self) -> None:
-        """Group commit: one write (and with ``always`` one fsync) for every command of the
-        loop iteration, then every held reply goes out."""
-        self.commit_scheduled = False
-        if self.fd < 0:  # shut down meanwhile: shutdown() wrote and synced everything
-            return
+    def commit(self) -> bool:
+        """Group commit, at the end of a loop iteration: one ``write`` (and with ``always``
+        one ``fsync``) for every command of the iteration, before any of their replies go
+        out. False: the batch is not on disk, so its replies wait (``held``) until the
+        cron's retry works."""
+        if (not self.buf or self.fd < 0 or self.write_error is not None
+                or self.fsync_error is not None):
+            return True  # nothing new, shut down meanwhile, or the cron's retry owns it
         always = self.config.appendfsync == "always"
         if self._try_write() and (not always or self._skip_fsync() or self._try_fsync()):
-            self.server.before_return()
-            return
-        # The batch is not on disk: its replies wait (self.held) until the cron's retry works.
+            return True
         self.held.extend(self.server.pending_writes)
         self.server.pending_writes = []
-        self.server.before_return()
+        return False
 
     # -- writing ----------------------------------------------------------------------------
 

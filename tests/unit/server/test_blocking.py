@@ -38,7 +38,8 @@ class FakeTimer:
 
 
 class FakeLoop:
-    """Just what BlockingManager uses: ``time`` and ``call_at``."""
+    """Just what the server uses: ``time``, ``call_at``, and ``call_soon`` (which runs the
+    callback at once: each step of a test is a whole loop iteration)."""
 
     def __init__(self, clock: FakeClock) -> None:
         self.clock = clock
@@ -51,6 +52,9 @@ class FakeLoop:
         timer = FakeTimer(when, callback, args)
         self.timers.append(timer)
         return timer
+
+    def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
+        callback(*args)
 
     def live(self) -> list[FakeTimer]:
         return [t for t in self.timers if not t.cancelled]
@@ -297,8 +301,10 @@ class RecordingAof:
     def feed(self, db: int, argvs: list[list[bytes]]) -> None:
         self.fed.extend(argvs)
 
-    def before_write(self) -> bool:
-        return False
+    buf = b""  # nothing for the end-of-iteration commit to write
+
+    def commit(self) -> bool:
+        return True
 
 
 @pytest.mark.parametrize(("blocking", "push", "logged"), [
