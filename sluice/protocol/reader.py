@@ -303,8 +303,11 @@ def batch_encoded_len(reqs: list[list[bytes]]) -> int:
     the argument lengths become one ``bytes`` (each under 256), ``translate`` turns each into
     its ``$<n>\r\n`` + ``\r\n`` overhead, and the same table gives each request's
     ``*<n>\r\n`` header (two bytes shorter). A longer argument, or a request of 256 or more
-    arguments, falls back to ``encoded_len``.
+    arguments, falls back to ``encoded_len``, as do small batches (an unpipelined client's
+    one request), for which those passes cost more than a loop in Python.
     """
+    if len(reqs) < 8:
+        return sum(map(encoded_len, reqs))
     try:
         lens = bytes(map(len, _flatten(reqs)))
         counts = bytes(map(len, reqs))

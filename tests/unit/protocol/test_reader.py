@@ -13,6 +13,7 @@ from sluice.protocol import (
     split_inline_args,
     string2ll,
 )
+from sluice.protocol.reader import batch_encoded_len, encoded_len
 
 READERS = [PureRequestParser, RequestReader]
 
@@ -247,3 +248,13 @@ def test_inline_then_partial_multibulk_hands_back_to_hiredis() -> None:
     assert reader._pure is None  # the partial ECHO went back to the fast path
     reader.feed(encode(b"ECHO", b"abc")[9:])
     assert drain(reader) == [[b"ECHO", b"abc"]]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.binary(max_size=300), min_size=1, max_size=12), max_size=20))
+def test_encoded_lengths_match_the_encoding(reqs: list[list[bytes]]) -> None:
+    # The reader finds where a partial request starts from these; batches of every size take
+    # both of batch_encoded_len's routes, and arguments of 256 bytes or more its fallback.
+    assert batch_encoded_len(reqs) == len(b"".join(encode(*r) for r in reqs))
+    for r in reqs:
+        assert encoded_len(r) == len(encode(*r))
