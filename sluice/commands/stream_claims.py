@@ -51,7 +51,7 @@ from .errors import (
     CommandError,
 )
 from .spec import ACCESS, DELETE, FAST, READONLY, RO, RW, UPDATE, WRITE, A, cmd, key_at
-from .stream_common import entries_reply, stream_command
+from .stream_common import entries_reply
 from .stream_groups import (
     claim_argv,
     createconsumer_argv,
@@ -79,7 +79,6 @@ def parse_interval(raw: bytes, end: bool) -> int:
 # -- XPENDING -------------------------------------------------------------------------------
 
 
-@stream_command
 def xpending(ctx: Any, args: Args) -> Any:
     argv = ctx.argv
     argc = len(argv)
@@ -118,7 +117,6 @@ def _option_int(raw: bytes, error: str) -> int:
     return parse_int(raw, error)
 
 
-@stream_command
 def xclaim(ctx: Any, args: Args) -> Any:
     argv = ctx.argv
     key, name, owner = argv[1], argv[2], argv[3]
@@ -190,7 +188,6 @@ def _c_str(arg: bytes) -> bytes:
 # -- XAUTOCLAIM -----------------------------------------------------------------------------
 
 
-@stream_command
 def xautoclaim(ctx: Any, args: Args) -> Any:
     argv = ctx.argv
     key, name, owner = argv[1], argv[2], argv[3]

@@ -4,9 +4,6 @@ consumer-group commands).
 Role: the pieces every stream handler needs and that must behave the same everywhere:
 
 - ``get_stream``: the stream under a key, ``None`` if absent, WRONGTYPE otherwise.
-- ``stream_command``: a decorator turning the storage layer's ``StreamError`` (whose ``str()``
-  is Redis's exact text) into a ``CommandError``; dispatch only knows ``CommandError`` and
-  ``WrongTypeError``. Every stream handler that touches storage is wrapped with it.
 - ``entry_reply`` / ``entries_reply``: the ``[id, [f1, v1, ...]]`` shape Redis's
   ``streamReplyWithRange`` sends. An entry whose fields are ``None`` (deleted while pending,
   XREADGROUP history) is sent as a null array: ``*-1`` in RESP2, ``_`` in RESP3.
@@ -34,13 +31,11 @@ suite and the redis.io pages (their C source was not available to compare with).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast
+from collections.abc import Sequence
+from typing import Any
 
 from sluice.protocol import NULL_ARRAY, Raw, string2ll
 from sluice.storage.stream import ACKED, DELREF, KEEPREF, RefPolicy, Stream, default_trim_limit
-from sluice.storage.stream_errors import StreamError
 from sluice.storage.streamid import format_id, parse_strict_id, parse_xadd_id
 
 from . import errors as E
@@ -57,11 +52,9 @@ __all__ = [
     "parse_count",
     "parse_policy",
     "range_reply",
-    "stream_command",
     "trim_and_rewrite",
 ]
 
-H = TypeVar("H", bound=Callable[[Any, Any], Any])  # a handler (or a helper of that shape)
 
 _LLONG_MAX = (1 << 63) - 1
 _POLICIES: dict[bytes, RefPolicy] = {b"KEEPREF": KEEPREF, b"DELREF": DELREF, b"ACKED": ACKED}
@@ -70,19 +63,6 @@ _POLICIES: dict[bytes, RefPolicy] = {b"KEEPREF": KEEPREF, b"DELREF": DELREF, b"A
 def get_stream(ctx: Any, key: bytes) -> Stream | None:
     """The stream stored at ``key`` (an access), None if absent; WRONGTYPE for other types."""
     return ctx.db.get_typed(key, Stream)  # type: ignore[no-any-return]
-
-
-def stream_command(fn: H) -> H:
-    """Wrap a handler so a ``StreamError`` becomes the ``-`` reply with Redis's text."""
-
-    @functools.wraps(fn)
-    def wrapper(ctx: Any, args: Any) -> Any:
-        try:
-            return fn(ctx, args)
-        except StreamError as e:
-            raise CommandError(str(e)) from None
-
-    return cast(H, wrapper)
 
 
 def entry_reply(sid: int, fields: list[bytes] | None) -> list[Any]:

@@ -62,7 +62,7 @@ from .spec import (
     cmd,
     key_at,
 )
-from .stream_common import get_stream, parse_ids_block, stream_command
+from .stream_common import get_stream, parse_ids_block
 
 __all__ = [
     "COMMANDS",
@@ -174,7 +174,6 @@ def _xgroup_target(ctx: Any, mkstream: bool = False, need_group: bool = True
     return stream, group
 
 
-@stream_command
 def xgroup_create(ctx: Any, args: Args) -> Any:
     mkstream, entries_read = _xgroup_options(ctx, create=True)
     stream, _ = _xgroup_target(ctx, mkstream, need_group=False)
@@ -194,7 +193,6 @@ def xgroup_create(ctx: Any, args: Args) -> Any:
     return OK
 
 
-@stream_command
 def xgroup_setid(ctx: Any, args: Args) -> Any:
     _, entries_read = _xgroup_options(ctx, create=False)
     stream, group = _xgroup_target(ctx)
@@ -267,7 +265,6 @@ def xgroup_help(ctx: Any, args: Args) -> Any:
 # -- XACK / XACKDEL -------------------------------------------------------------------------
 
 
-@stream_command
 def xack(ctx: Any, args: Args) -> Any:
     key, name = args.next_key(), args.next()
     stream = get_stream(ctx, key)
@@ -281,7 +278,6 @@ def xack(ctx: Any, args: Args) -> Any:
     return acked
 
 
-@stream_command
 def xackdel(ctx: Any, args: Args) -> Any:
     key, name = ctx.argv[1], ctx.argv[2]
     policy, ids = parse_ids_block(ctx.argv, 3)

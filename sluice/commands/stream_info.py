@@ -34,7 +34,7 @@ from . import errors as E
 from .args import Args, parse_int
 from .errors import CommandError
 from .spec import ACCESS, LOADING, NONE, READONLY, RO, STALE, A, cmd, key_at
-from .stream_common import entries_reply, entry_reply, get_stream, stream_command
+from .stream_common import entries_reply, entry_reply, get_stream
 
 _FULL_DEFAULT_COUNT = 10
 
@@ -122,7 +122,6 @@ def _full_groups(stream: Stream, count: int) -> list[Any]:
     return out
 
 
-@stream_command
 def xinfo_stream(ctx: Any, args: Args) -> Any:
     argv = args.argv
     # The key is looked up before the options are parsed (no such key / WRONGTYPE win).

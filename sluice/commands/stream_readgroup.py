@@ -52,7 +52,7 @@ from .errors import (
     CommandError,
 )
 from .spec import ACCESS, BLOCKING, RO, WRITE, A, cmd, keys_after
-from .stream_common import entries_reply, parse_block_timeout, stream_command
+from .stream_common import entries_reply, parse_block_timeout
 from .stream_groups import (
     claim_argv,
     createconsumer_argv,
@@ -199,7 +199,6 @@ def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGrou
     return out or None, changes
 
 
-@stream_command
 def xreadgroup(ctx: Any, args: Args) -> Any:
     now = ctx.now_ms()
     a = parse_xreadgroup(ctx, now)

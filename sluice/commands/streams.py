@@ -69,7 +69,6 @@ from .stream_common import (
     parse_count,
     parse_ids_block,
     range_reply,
-    stream_command,
     trim_and_rewrite,
 )
 
@@ -114,7 +113,6 @@ def xadd(ctx: Any, args: Args) -> Any:
     return reply
 
 
-@stream_command
 def _xadd_with_options(ctx: Any, argv: list[bytes]) -> Any:
     t = parse_add_or_trim(ctx, argv, True)
     nfields = len(argv) - t.id_idx - 1
@@ -200,12 +198,10 @@ def _range(ctx: Any, argv: list[bytes], rev: bool) -> Any:
     return range_reply(stream, start, end, max(count, 0), rev)
 
 
-@stream_command
 def xrange(ctx: Any, args: Args) -> Any:
     return _range(ctx, args.argv, False)
 
 
-@stream_command
 def xrevrange(ctx: Any, args: Args) -> Any:
     return _range(ctx, args.argv, True)
 
@@ -218,7 +214,6 @@ def xlen(ctx: Any, args: Args) -> Any:
 # -- XDEL / XDELEX / XTRIM -----------------------------------------------------------------
 
 
-@stream_command
 def xdel(ctx: Any, args: Args) -> Any:
     argv = args.argv
     key = argv[1]
@@ -232,7 +227,6 @@ def xdel(ctx: Any, args: Args) -> Any:
     return deleted
 
 
-@stream_command
 def xdelex(ctx: Any, args: Args) -> Any:
     argv = args.argv
     policy, ids = parse_ids_block(argv, 2)
@@ -247,7 +241,6 @@ def xdelex(ctx: Any, args: Args) -> Any:
     return res
 
 
-@stream_command
 def xtrim(ctx: Any, args: Args) -> Any:
     argv = args.argv
     t = parse_add_or_trim(ctx, argv, False)
@@ -266,7 +259,6 @@ def xtrim(ctx: Any, args: Args) -> Any:
 # -- XSETID / XCFGSET -----------------------------------------------------------------------
 
 
-@stream_command
 def xsetid(ctx: Any, args: Args) -> Any:
     argv = args.argv
     last_id = parse_strict_id(argv[2])
@@ -295,7 +287,6 @@ def xsetid(ctx: Any, args: Args) -> Any:
     return OK
 
 
-@stream_command
 def xcfgset(ctx: Any, args: Args) -> Any:
     argv = args.argv
     if len(argv) < 3:
@@ -327,7 +318,6 @@ def xcfgset(ctx: Any, args: Args) -> Any:
 # -- XREAD -----------------------------------------------------------------------------------
 
 
-@stream_command
 def xread(ctx: Any, args: Args) -> Any:
     argv = args.argv
     argc = len(argv)

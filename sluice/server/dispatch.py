@@ -26,6 +26,7 @@ from sluice.commands.spec import Cmd, F
 from sluice.protocol import NULL_ARRAY, QUEUED, ErrorReply
 from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import WrongTypeError
+from sluice.storage.stream_errors import StreamError
 
 from .client import BLOCKED, REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Client
 from .limits import FLUSH_CHUNK
@@ -274,7 +275,7 @@ def handler_error(server: Server, cmd: Cmd, e: Exception) -> ErrorReply:
     """The reply to a handler that raised: its error, or ours for a bug (never a crash)."""
     if isinstance(e, CommandError):
         return e.reply
-    if isinstance(e, WrongTypeError):
+    if isinstance(e, (WrongTypeError, StreamError)):  # the storage layer's, in Redis's words
         return ErrorReply(str(e).encode())
     return server.internal_error(cmd, e)  # type: ignore[no-any-return]
 

@@ -26,6 +26,7 @@ from sluice.commands.args import Args
 from sluice.commands.errors import CommandError
 from sluice.storage import aof as fmt
 from sluice.storage.keyspace import WrongTypeError
+from sluice.storage.stream_errors import StreamError
 
 from .client import REPLY_OFF, Client
 from .dispatch import lookup
@@ -95,7 +96,7 @@ class Replayer:
         self.commands += 1
         try:
             cmd.handler(client, Args(argv, 2 if cmd.parent else 1))
-        except (CommandError, WrongTypeError) as e:
+        except (CommandError, WrongTypeError, StreamError) as e:
             self.errors += 1
             log.debug("AOF command %r failed on load: %s", argv[:2], e)
 

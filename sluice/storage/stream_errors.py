@@ -1,7 +1,7 @@
 """Errors of the stream storage layer, each carrying Redis's exact error text.
 
-Role: one place for the stream errors, so the command layer can catch
-:class:`StreamError` and send ``str(err)`` as a ``-`` reply unchanged.
+Role: one place for the stream errors. Handlers let them propagate; dispatch sends
+``str(err)`` of a :class:`StreamError` as the ``-`` reply, unchanged.
 Texts are those of Redis's ``t_stream.c`` (and of the redis.io docs for
 the 8.x additions).
 
