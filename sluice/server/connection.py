@@ -1,7 +1,7 @@
 """The asyncio side of one client connection (an ``asyncio.Protocol``).
 
 ``data_received`` only feeds the client's reader and runs what is complete, then calls
-``Server.before_return()`` so replies go out in one write. Flow control: when the transport's
+``Server.before_return()``: the replies go out in one write at the end of the loop iteration. Flow control: when the transport's
 buffer passes its high-water mark we stop reading from this client until it drains, so a
 client that never reads its replies cannot grow our memory without bound; the hard output
 buffer limit of its class closes it.
