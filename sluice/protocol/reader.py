@@ -333,7 +333,7 @@ class RequestReader:
     request.
     """
 
-    __slots__ = ("_hi", "_chunks", "_pending", "_held", "_held_bytes", "_pure",
+    __slots__ = ("_hi", "_chunks", "_pending", "_held", "_held_bytes", "_pure", "_error",
                  "max_bulk_len", "auth_required", "_suspect")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
@@ -343,6 +343,7 @@ class RequestReader:
         self._held: list[list[bytes]] = []  # taken but not run (put_back): they come first
         self._held_bytes = 0  # their encoded length
         self._pure: PureRequestParser | None = None
+        self._error: ProtocolError | None = None  # met by the pure parser after a batch
         self.max_bulk_len = max_bulk_len
         self.auth_required = auth_required
         self._suspect = False  # input not given to hiredis (a huge count): replay it
@@ -426,18 +427,31 @@ class RequestReader:
             self._held_bytes = batch_encoded_len(requests)
 
     def _take_pure(self) -> list[list[bytes]]:
-        """One request from the pure parser (inline input, unauthenticated clients, and
-        input hiredis failed on), or ``[]``."""
+        """Requests from the pure parser (inline input, unauthenticated clients, and input
+        hiredis failed on). Before authentication one at a time: AUTH changes the limits
+        for the request after it. An error met after some requests is raised by the next
+        call, once those have run."""
         pure = self._pure
         assert pure is not None
-        args = pure.get()
-        if args is not None:
-            return [args]
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        batch: list[list[bytes]] = []
+        try:
+            while (args := pure.get()) is not None:
+                batch.append(args)
+                if self.auth_required:
+                    return batch
+        except ProtocolError as e:
+            if not batch:
+                raise
+            self._error = e
+            return batch
         if pure.idle():
             self._pure = None  # back to the fast path for the next chunk
         elif not self.auth_required:
             self._hand_back(pure)
-        return []
+        return batch
 
     def _batch_end(self, served: list[list[bytes]]) -> None:
         """hiredis wants more input: forget the input it has finished with.

@@ -258,3 +258,20 @@ def test_encoded_lengths_match_the_encoding(reqs: list[list[bytes]]) -> None:
     assert batch_encoded_len(reqs) == len(b"".join(encode(*r) for r in reqs))
     for r in reqs:
         assert encoded_len(r) == len(encode(*r))
+
+
+def test_inline_pipeline_is_one_batch_and_its_error_comes_after_it() -> None:
+    reader = RequestReader()
+    reader.feed(b"PING\r\nECHO x\r\nset \"a\r\nPING\r\n")
+    assert reader.take() == [[b"PING"], [b"ECHO", b"x"]]
+    with pytest.raises(ProtocolError, match="unbalanced quotes"):
+        reader.take()
+
+
+def test_unauthenticated_requests_come_one_at_a_time() -> None:
+    # AUTH changes the limits for the request after it, so nothing is parsed ahead of it.
+    reader = RequestReader(auth_required=True)
+    reader.feed(encode(b"AUTH", b"pw") + encode(b"SET", b"k", b"v" * 20000))
+    assert reader.take() == [[b"AUTH", b"pw"]]
+    reader.set_limits(auth_required=False)
+    assert reader.take() == [[b"SET", b"k", b"v" * 20000]]
