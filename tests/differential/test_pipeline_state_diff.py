@@ -15,7 +15,7 @@ import re
 import socket
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tests.support import ProcessServer, RawClient, ThreadedServer, resp_frame_end, wait_until
@@ -131,7 +131,23 @@ def test_scenario(name: str, sluice: ThreadedServer, reference: ProcessServer) -
                          max_size=25))
 def test_generated_pipelines(commands: list[str], sluice: ThreadedServer,
                              reference: ProcessServer) -> None:
+    assume(not _reply_mode_in_transaction(commands))
     run_both(commands, sluice, reference)
+
+
+def _reply_mode_in_transaction(commands: list[str]) -> bool:
+    """CLIENT REPLY queued in MULTI: redis-server then sends EXEC's array header and drops the
+    elements after it (``*2`` followed by one reply), a broken stream no client can read.
+    Sluice applies the mode to EXEC's reply as a whole; the two are not compared."""
+    queued = False
+    for c in commands:
+        if c == "MULTI":
+            queued = True
+        elif c in ("EXEC", "DISCARD"):
+            queued = False
+        elif queued and c.startswith("CLIENT REPLY"):
+            return True
+    return False
 
 
 def test_authentication_midway(sluice: ThreadedServer, reference: ProcessServer) -> None:
