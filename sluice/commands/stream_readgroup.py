@@ -32,7 +32,6 @@ Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs fr
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,18 +77,16 @@ class ReadGroupArgs:
     groups: list[ConsumerGroup]  # the group of each key, looked up while parsing
 
 
-# The options of the XREADGROUP a blocked client is waiting in, kept per client: every
-# write to the key re-runs the command (Redis 7.2's reprocessing), and most re-runs find
-# nothing new and block again, so only the key and group lookups are repeated for them.
-_parsed: weakref.WeakKeyDictionary[Any, tuple[list[bytes], ReadGroupArgs]] = (
-    weakref.WeakKeyDictionary()
-)
+# A blocked XREADGROUP keeps its parsed options in its block state (``memo``): every write to
+# the key may re-run the command (Redis 7.2's reprocessing), and most re-runs find nothing
+# new and block again, so only the key and group lookups are repeated for them.
 
 
 def parse_xreadgroup(ctx: Any, now: int) -> ReadGroupArgs:
     """Options left to right as Redis reads them, then per stream: type, group, ID."""
     argv = ctx.argv
-    cached = _parsed.get(ctx) if ctx.blocked else None
+    state = ctx.bstate
+    cached = state.memo if state is not None else None
     if cached is not None and cached[0] is argv:
         a = cached[1]
         groups = [lookup_group(ctx, key, a.group, NOGROUP_XREADGROUP)[1] for key in a.keys]
@@ -146,10 +143,7 @@ def parse_xreadgroup(ctx: Any, now: int) -> ReadGroupArgs:
             raise CommandError(XREADGROUP_PLUS)
         else:
             ids.append(parse_strict_id(raw))
-    parsed = ReadGroupArgs(group, consumer, count, block, claim, noack, keys, ids, groups)
-    if block is not None:
-        _parsed[ctx] = (argv, parsed)
-    return parsed
+    return ReadGroupArgs(group, consumer, count, block, claim, noack, keys, ids, groups)
 
 
 def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGroupArgs,
@@ -228,7 +222,8 @@ def xreadgroup(ctx: Any, args: Args) -> Any:
         return _streams_reply(ctx, served)
     if a.block_ms is not None:
         # Inside MULTI this answers at once with the timeout reply, as Redis does.
-        return ctx.block(a.keys, a.block_ms, NULL_ARRAY, unblock_on_nokey=True)
+        return ctx.block(a.keys, a.block_ms, NULL_ARRAY, unblock_on_nokey=True,
+                         memo=(ctx.argv, a))
     return NULL_ARRAY
 
 
@@ -240,10 +235,9 @@ def ready_check(client: Any, db: Any, key: bytes) -> bool:
     only when it certainly could not: the group is at the stream's end and there is no CLAIM.
     A deleted, retyped or group-less key always re-runs, so the command gives its error.
     """
-    cached = _parsed.get(client)
     state = client.bstate
-    if cached is None or state is None or cached[0] is not state.argv or \
-            cached[1].claim is not None:
+    cached = state.memo if state is not None else None
+    if cached is None or cached[0] is not state.argv or cached[1].claim is not None:
         return True
     stream = db.peek(key)
     if type(stream) is not Stream:

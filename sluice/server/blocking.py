@@ -64,7 +64,7 @@ class BlockState:
     """Why and until when a client is blocked (Redis's ``blockingState``)."""
 
     __slots__ = ("keys", "db", "deadline_ms", "timer", "on_timeout", "argv", "unblock_on_nokey",
-                 "key_types", "btype", "ready_check")
+                 "key_types", "btype", "ready_check", "memo")
 
     def __init__(self, db: Database, keys: list[bytes], deadline_ms: int, on_timeout: Any,
                  argv: list[bytes], unblock_on_nokey: bool, btype: bytes | None = None) -> None:
@@ -80,6 +80,7 @@ class BlockState:
         # The handler's optional ``ready_check(client, db, key) -> bool``: False means a re-run
         # could not serve the client, which then stays blocked in its place without one.
         self.ready_check: Any = None
+        self.memo: Any = None  # the handler's own, for its re-runs (ctx.block's ``memo``)
 
 
 class BlockingManager:
@@ -94,7 +95,7 @@ class BlockingManager:
 
     def block_for_keys(self, client: Client, keys: list[bytes], timeout_ms: int,
                        on_timeout: Any, argv: list[bytes] | None,
-                       unblock_on_nokey: bool) -> Any:
+                       unblock_on_nokey: bool, memo: Any = None) -> Any:
         """Park ``client`` on ``keys``; returns ``BLOCKED`` (or ``on_timeout`` inside EXEC)."""
         from .client import BLOCKED
 
@@ -115,6 +116,7 @@ class BlockingManager:
                            unblock_on_nokey, blocked_type(client.cmd))
         if unblock_on_nokey:
             state.key_types = {k: db.type_of(k) for k in distinct}
+        state.memo = memo
         if client.cmd is not None:
             state.ready_check = getattr(client.cmd.handler, "ready_check", None)
         # A re-run client was detached from its queues by _rerun before the call.
@@ -159,22 +161,25 @@ class BlockingManager:
         ``ready_check`` says a re-run could not serve it (as 7.0's serveClientsBlockedOnKey
         left XREADGROUP readers with nothing new blocked).
         """
+        key_type = db.type_of(key)  # again after each re-run, which may change it
         for client, state in [(c, c.bstate) for c in queue]:
             if state is None or client.bstate is not state:
                 continue  # served through another key, unblocked or gone meanwhile
             if state.unblock_on_nokey:
-                if db.type_of(key) != state.key_types.get(key):
+                if key_type != state.key_types.get(key):
                     # Key deleted or retyped: re-run, so XREADGROUP answers its own NOGROUP
                     # or WRONGTYPE (current Redis; 7.0 sent "UNBLOCKED the stream key no
                     # longer exists", which 7.2 dropped with command reprocessing).
                     self._rerun(client)
+                    key_type = db.type_of(key)
                     continue
-            elif state.btype is not None and db.type_of(key) != state.btype:
+            elif state.btype is not None and key_type != state.btype:
                 continue
             check = state.ready_check
             if check is not None and not check(client, db, key):
                 continue  # nothing for it yet (XREADGROUP after another reader took the entry)
             self._rerun(client)
+            key_type = db.type_of(key)
 
     def _rerun(self, client: Client) -> None:
         """Run the blocked command again; it either replies or blocks again."""

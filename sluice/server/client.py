@@ -110,6 +110,7 @@ class Client:
         on_timeout: Any,
         argv: list[bytes] | None = None,
         unblock_on_nokey: bool = False,
+        memo: Any = None,
     ) -> Blocked:
         """Park this client until one of ``keys`` is written, then run the command again.
 
@@ -117,10 +118,11 @@ class Client:
         by a re-run keeps its original deadline). ``on_timeout`` is the reply sent on timeout
         or CLIENT UNBLOCK ... TIMEOUT. ``argv`` replaces the command for the re-run (XREAD
         freezes ``$`` to the last ID). ``unblock_on_nokey``: a deleted key or a type change
-        wakes the client with Redis's ``UNBLOCKED`` error (XREADGROUP).
+        wakes the client with Redis's ``UNBLOCKED`` error (XREADGROUP). ``memo`` is kept for
+        the handler's re-runs and its ``ready_check`` (``bstate.memo``).
         """
         return self.server.blocking.block_for_keys(
-            self, keys, timeout_ms, on_timeout, argv, unblock_on_nokey
+            self, keys, timeout_ms, on_timeout, argv, unblock_on_nokey, memo
         )
 
     def rewrite_argv(self, *argvs: list[bytes]) -> None:
