@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from sluice.commands.args import Args
 from sluice.protocol import Push, Replies, RequestReader
 from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import Database
@@ -47,7 +48,7 @@ class Client:
         "bstate", "reply_mode", "closing", "closed", "paused_reading", "no_evict", "no_touch",
         "obuf_soft_since",
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
-        "pubsub_patterns", "pubsub_shard_channels", "__weakref__",
+        "pubsub_patterns", "pubsub_shard_channels", "args",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -92,6 +93,9 @@ class Client:
         self.pubsub_channels: dict[bytes, None] = {}
         self.pubsub_patterns: dict[bytes, None] = {}
         self.pubsub_shard_channels: dict[bytes, None] = {}
+        # The argument cursor dispatch.run_batch hands to plain commands, reset for each one
+        # (a client's requests run one at a time, so one per connection is enough).
+        self.args = Args([])
 
     # -- the handler API ------------------------------------------------------------------
 

@@ -98,7 +98,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
     """
     plain = server.plain_names if _checks_pass(server, client) else _NO_COMMANDS
     blocking = server.blocking
-    args = Args(batch[0])  # one cursor for the plain commands: none keeps it past its call
+    args = client.args  # the plain commands' cursor: none keeps it past its call
     client.queue_write()
     ran = 0
     start = _perf_ns()
