@@ -185,8 +185,8 @@ def test_first_args_and_subcommands() -> None:
     assert u.describe().endswith(b"-@all +select|0 -client")
 
 
-# Channel permissions (&pattern) are parsed and listed (see the ACL differential tests);
-# checking them needs Pub/Sub commands, which Sluice does not have yet (README).
+# Channel permissions (&pattern) are parsed and listed by the ACL differential tests and
+# enforced on SUBSCRIBE/PUBLISH in tests/integration/test_pubsub.py.
 
 
 @pytest.mark.parametrize("rule, error", [
