@@ -269,3 +269,32 @@ class RawClient:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class RecordingAof:
+    """Stands in for the AOF hook (``server.aof``): records what dispatch would append, with
+    ``[b"MULTI"]`` / ``[b"EXEC"]`` around a transaction's effects, and never has anything
+    for the end-of-iteration commit to write."""
+
+    buf = b""
+
+    def __init__(self) -> None:
+        self.logged: list[list[bytes]] = []
+
+    def feed(self, db: int, argvs: list[list[bytes]]) -> None:
+        self.logged.extend(list(a) for a in argvs)
+
+    def begin_multi(self, db: int) -> None:
+        self.logged.append([b"MULTI"])
+
+    def end_multi(self) -> None:
+        self.logged.append([b"EXEC"])
+
+    def commit(self) -> bool:
+        return True
+
+    def cron(self) -> None:
+        pass
+
+    def shutdown(self) -> None:
+        pass

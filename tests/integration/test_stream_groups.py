@@ -23,7 +23,7 @@ import redis
 
 from sluice.commands import errors
 from sluice.storage.keyspace import FakeClock
-from tests.support import RawClient, ThreadedServer, wait_blocked
+from tests.support import RawClient, RecordingAof, ThreadedServer, wait_blocked
 
 T0 = 1_692_632_639_151  # the first ID of the tutorial's race:italy stream
 
@@ -729,33 +729,6 @@ def test_group_changes_do_not_touch_watch(rr: redis.Redis, sluice: ThreadedServe
         other.close()
 
 
-class _Recorder:
-    """Stands in for the AOF: collects what the server would log."""
-
-    def __init__(self) -> None:
-        self.log: list[list[bytes]] = []
-
-    def feed(self, db: int, argvs: list[list[bytes]]) -> None:
-        self.log.extend(list(a) for a in argvs)
-
-    def begin_multi(self, db: int) -> None:
-        pass
-
-    def end_multi(self) -> None:
-        pass
-
-    buf = b""  # nothing for the end-of-iteration commit to write
-
-    def commit(self) -> bool:
-        return True
-
-    def cron(self) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
-
-
 def _state(r: redis.Redis) -> Any:
     """What consumer groups keep and Redis propagates, seen through commands (virtual time).
 
@@ -775,7 +748,7 @@ def test_aof_records_effects_and_replays(make_server: Callable[..., ThreadedServ
     server gives the same groups, PELs and counters."""
     clock = FakeClock(T0)
     srv = make_server(clock=clock)
-    rec = _Recorder()
+    rec = RecordingAof()
     srv.call(lambda: setattr(srv.server, "aof", rec))
     r = srv.client()
     fill(r, "s", 6)
@@ -791,22 +764,22 @@ def test_aof_records_effects_and_replays(make_server: Callable[..., ThreadedServ
     r.execute_command("XCLAIM", "s", "g", "dave", "0", "9-0", "LASTID", "4-0")
     r.xreadgroup("g", "erin", {"s": ">"})
     r.xack("s", "g", "4-0")
-    logged = [a[:2] for a in rec.log]
-    assert [b"XREADGROUP"] not in [a[:1] for a in rec.log]
-    assert [b"XAUTOCLAIM"] not in [a[:1] for a in rec.log]
+    logged = [a[:2] for a in rec.logged]
+    assert [b"XREADGROUP"] not in [a[:1] for a in rec.logged]
+    assert [b"XAUTOCLAIM"] not in [a[:1] for a in rec.logged]
     assert [b"XCLAIM", b"s"] in logged and [b"XGROUP", b"SETID"] in logged
-    first = rec.log[[a[0] for a in rec.log].index(b"XCLAIM")]
+    first = rec.logged[[a[0] for a in rec.logged].index(b"XCLAIM")]
     assert first == [b"XCLAIM", b"s", b"g", b"alice", b"0", b"1-0", b"TIME", b"%d" % T0,
                      b"RETRYCOUNT", b"1", b"FORCE", b"JUSTID", b"LASTID", b"1-0"]
     # NOACK: the consumer and the group position, no PEL records.
-    assert [b"XGROUP", b"CREATECONSUMER", b"s", b"n", b"quiet"] in rec.log
-    assert [b"XGROUP", b"SETID", b"s", b"n", b"2-0", b"ENTRIESREAD", b"2"] in rec.log
+    assert [b"XGROUP", b"CREATECONSUMER", b"s", b"n", b"quiet"] in rec.logged
+    assert [b"XGROUP", b"SETID", b"s", b"n", b"2-0", b"ENTRIESREAD", b"2"] in rec.logged
     before = _state(r)
     # Replay on a fresh server whose clock shows the same time.
     clock2 = FakeClock(clock.ms)
     srv2 = make_server(clock=clock2)
     r2 = srv2.client()
-    for argv in rec.log:
+    for argv in rec.logged:
         r2.execute_command(*argv)
     assert _state(r2) == before
     r.close()

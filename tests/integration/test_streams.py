@@ -17,7 +17,7 @@ import redis
 from sluice.commands import errors as E
 from sluice.storage.stream import Stream
 from sluice.storage.streamid import parse_strict_id
-from tests.support import ThreadedServer
+from tests.support import RecordingAof, ThreadedServer
 
 
 def err(text: str) -> str:
@@ -715,34 +715,9 @@ def test_streams_in_multi_exec(rr: redis.Redis) -> None:
 # -- what the AOF is fed ----------------------------------------------------------------------------
 
 
-class _Recorder:
-    """Stands in for the AOF writer: remembers what dispatch would log."""
-
-    def __init__(self) -> None:
-        self.logged: list[list[bytes]] = []
-
-    def feed(self, db: int, argvs: list[list[bytes]]) -> None:
-        self.logged.extend(argvs)
-
-    def begin_multi(self, db: int) -> None:
-        pass
-
-    def end_multi(self) -> None:
-        pass
-
-    buf = b""  # nothing for the end-of-iteration commit to write
-
-    def commit(self) -> bool:
-        return True
-
-    def __getattr__(self, name: str) -> Any:
-        # Whatever else the server asks of its AOF writer (flushing, fsync): nothing to do.
-        return lambda *args, **kwargs: None
-
-
 def test_logged_commands_are_deterministic(make_server: Any) -> None:
     srv = make_server("stream-node-max-entries 10")
-    rec = _Recorder()
+    rec = RecordingAof()
     srv.call(lambda: setattr(srv.server, "aof", rec))
     r = srv.client()
     assert cmd(r, "XADD", "s", "5-*", "f", "v") == b"5-0"

@@ -11,7 +11,7 @@ import redis
 
 from sluice.commands import errors
 from sluice.storage.keyspace import FakeClock
-from tests.support import ThreadedServer
+from tests.support import RecordingAof, ThreadedServer
 
 NOW = 1_700_000_000_000
 
@@ -237,39 +237,12 @@ def test_object_encodings(rr: redis.Redis) -> None:
     assert rr.object("refcount", "n") == 2147483647 and rr.object("refcount", "n2") == 1
 
 
-class _Log:
-    """A stand-in for the AOF hook: records what dispatch would append."""
-
-    def __init__(self) -> None:
-        self.entries: list[list[bytes]] = []
-
-    def feed(self, db: int, argvs: list[list[bytes]]) -> None:
-        self.entries.extend(argvs)
-
-    def begin_multi(self, db: int) -> None:
-        self.entries.append([b"MULTI"])
-
-    def end_multi(self) -> None:
-        self.entries.append([b"EXEC"])
-
-    buf = b""  # nothing for the end-of-iteration commit to write
-
-    def commit(self) -> bool:
-        return True
-
-    def cron(self) -> None:
-        pass
-
-    def shutdown(self) -> None:
-        pass
-
-
 def test_propagation_is_deterministic(make_server) -> None:  # type: ignore[no-untyped-def]
     """Relative times are logged as absolute ones, INCRBYFLOAT as SET ... KEEPTTL, SET GET
     without GET: replaying the log gives the same state whenever it runs (as Redis does)."""
     clock = FakeClock(NOW)
     server: ThreadedServer = make_server(clock=clock)
-    log = _Log()
+    log = RecordingAof()
     server.call(lambda: setattr(server.server, "aof", log))
     r = server.client()
     r.set("a", "1", ex=10)
@@ -301,4 +274,4 @@ def test_propagation_is_deterministic(make_server) -> None:  # type: ignore[no-u
         [b"DEL", b"c"],
         [b"MULTI"], [b"INCRBY", b"n", b"1"], [b"INCRBY", b"n", b"1"], [b"EXEC"],
     ]
-    assert log.entries == expected
+    assert log.logged == expected

@@ -25,6 +25,7 @@ from sluice.server.client import Client
 from sluice.server.config import Config
 from sluice.server.dispatch import call, process_command
 from sluice.storage.keyspace import FakeClock
+from tests.support import RecordingAof
 
 
 class FakeTimer:
@@ -292,21 +293,6 @@ def test_client_unblock_timeout_and_error(h: Harness) -> None:
     assert h.manager.blocked_count == 0 and not h.manager.blocking_keys
 
 
-class RecordingAof:
-    """The persistence hook, recording what would be logged."""
-
-    def __init__(self) -> None:
-        self.fed: list[list[bytes]] = []
-
-    def feed(self, db: int, argvs: list[list[bytes]]) -> None:
-        self.fed.extend(argvs)
-
-    buf = b""  # nothing for the end-of-iteration commit to write
-
-    def commit(self) -> bool:
-        return True
-
-
 @pytest.mark.parametrize(("blocking", "push", "logged"), [
     (("BLPOP", "none", "k", "0"), ("RPUSH", "k", "v"), [b"LPOP", b"k"]),
     (("BRPOP", "k", "0"), ("RPUSH", "k", "v"), [b"RPOP", b"k"]),
@@ -322,13 +308,13 @@ def test_served_blocking_pop_is_logged_as_its_non_blocking_form(
     h.server.aof = aof
     waiter = h.client()
     h.run(waiter, *blocking)
-    assert aof.fed == []  # blocking logs nothing
+    assert aof.logged == []  # blocking logs nothing
     h.run(h.client(), *push)
-    assert aof.fed == [[a.encode() for a in push], logged]
-    aof.fed.clear()
+    assert aof.logged == [[a.encode() for a in push], logged]
+    aof.logged.clear()
     h.run(h.client(), *push)
     h.run(waiter, *blocking)  # served at once: logged the same way
-    assert aof.fed[-1] == logged
+    assert aof.logged[-1] == logged
 
 
 def test_lmpop_is_logged_with_the_count_popped(h: Harness) -> None:
@@ -337,7 +323,7 @@ def test_lmpop_is_logged_with_the_count_popped(h: Harness) -> None:
     client = h.client()
     h.run(client, "RPUSH", "k", "a", "b", "c")
     h.run(client, "LMPOP", "2", "none", "k", "RIGHT", "COUNT", "10")
-    assert aof.fed[-1] == [b"RPOP", b"k", b"3"]
+    assert aof.logged[-1] == [b"RPOP", b"k", b"3"]
 
 
 def _install_probe(h: Harness, acl: A, unblock_on_nokey: bool = False) -> None:

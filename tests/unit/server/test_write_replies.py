@@ -12,6 +12,7 @@ from typing import Any
 
 from sluice.server.app import Server
 from sluice.server.connection import ClientProtocol
+from tests.support import RecordingAof
 
 
 class QueueLoop:
@@ -52,17 +53,16 @@ class Transport:
         return False
 
 
-class RecordingAof:
-    def __init__(self, log: list[str]) -> None:
-        self.log = log
-        self.buf = b""
+class CommitOrderAof(RecordingAof):
+    """Notes in the shared log when the commit runs, and how many commands it wrote."""
 
-    def feed(self, db: int, argvs: list[list[bytes]]) -> None:
-        self.buf += b"x"
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
 
     def commit(self) -> bool:
-        self.log.append(f"commit {len(self.buf)}")
-        self.buf = b""
+        self.log.append(f"commit {len(self.logged)}")
+        self.logged.clear()
         return True
 
 
@@ -93,7 +93,7 @@ def test_the_aof_commit_comes_before_any_reply() -> None:
     loop = QueueLoop()
     server.loop = loop  # type: ignore[assignment]
     log: list[str] = []
-    server.aof = RecordingAof(log)
+    server.aof = CommitOrderAof(log)
     a, _ = connect(server, log, "a")
     b, _ = connect(server, log, "b")
     a.data_received(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
