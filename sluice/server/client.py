@@ -142,8 +142,7 @@ class Client:
             return
         ENCODERS.get(type(reply), encode_other)(self.out, reply, self.resp3)
         if not self.pending_write:
-            self.pending_write = True
-            self.server.pending_writes.append(self)
+            self.queue_write()
 
     def queue_write(self) -> None:
         """Have ``Server.write_replies`` flush this client's buffer (replies encoded into
@@ -156,8 +155,7 @@ class Client:
         """Bytes that bypass REPLY OFF (pushes to MONITOR clients)."""
         self.out += data
         if not self.pending_write:
-            self.pending_write = True
-            self.server.pending_writes.append(self)
+            self.queue_write()
 
     def flush(self) -> None:
         """Hand the buffered replies to the transport in one write."""

@@ -85,8 +85,7 @@ def command_counts(port: int) -> dict[str, str]:
             for m in re.finditer(r"cmdstat_([^:]+):(.*)\r", info)}
 
 
-def run_both(commands: list[str], sluice: ThreadedServer,
-             reference: ProcessServer) -> tuple[list[bytes], list[bytes]]:
+def run_both(commands: list[str], sluice: ThreadedServer, reference: ProcessServer) -> None:
     results = []
     for port in (sluice.port, reference.port):
         admin = RawClient(port)
@@ -97,7 +96,6 @@ def run_both(commands: list[str], sluice: ThreadedServer,
     (ours, our_counts), (theirs, their_counts) = results
     assert ours == theirs
     assert our_counts == their_counts
-    return ours, theirs
 
 
 SCENARIOS = {
