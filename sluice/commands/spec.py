@@ -253,6 +253,11 @@ def keys_counted(index: int, flags: int, *, firstkey: int = 1, step: int = 1) ->
 
 Handler = Callable[[Any, "Any"], Any]
 
+# The value type a blocked command waits for, from its ACL category (Redis's btype:
+# BLOCKED_LIST, BLOCKED_ZSET, BLOCKED_STREAM, compared with getBlockedTypeByType(o->type)).
+_BTYPES: tuple[tuple[A, bytes], ...] = ((A.LIST, b"list"), (A.SORTEDSET, b"zset"),
+                                        (A.STREAM, b"stream"))
+
 
 @dataclass(slots=True)
 class Cmd:
@@ -271,7 +276,10 @@ class Cmd:
     syntax: str = ""
     doc_flags: tuple[str, ...] = ()
     tips: tuple[str, ...] = ()
+    # A blocking handler's ``ready_check(client, db, key, verdicts) -> bool`` (blocking.py).
+    ready_check: Callable[..., bool] | None = None
     # Derived at registration:
+    btype: bytes | None = None  # the key type that can serve it when it blocks; None: any
     categories: int = 0
     subcommands: dict[bytes, Cmd] = field(default_factory=dict)
     parent: Cmd | None = None
@@ -286,6 +294,8 @@ class Cmd:
     def __post_init__(self) -> None:
         self.categories = implicit_categories(self.flags, self.acl)
         self.name_bytes = self.name.encode()
+        # Redis's btype (BLOCKED_LIST / ZSET / STREAM), from the command's data-type category.
+        self.btype = next((t for category, t in _BTYPES if self.acl & category), None)
         if _legacy_range(self.keys)[3]:
             self.flags |= F.MOVABLE_KEYS
 
@@ -355,6 +365,7 @@ def cmd(
     syntax: str = "",
     doc_flags: tuple[str, ...] = (),
     tips: tuple[str, ...] = (),
+    ready_check: Callable[..., bool] | None = None,
 ) -> Cmd:
     """Build one table row; ``keys`` may be one spec, a tuple of specs, or None."""
     if keys is None:
@@ -365,7 +376,7 @@ def cmd(
         spec = keys
     return Cmd(
         name, arity, flags, acl, spec, handler, summary, since, complexity, group, syntax,
-        doc_flags, tips,
+        doc_flags, tips, ready_check,
     )
 
 

@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 
-_LLONG_MAX = (1 << 63) - 1
+LLONG_MAX = (1 << 63) - 1
 _POLICIES: dict[bytes, RefPolicy] = {b"KEEPREF": KEEPREF, b"DELREF": DELREF, b"ACKED": ACKED}
 
 
@@ -124,7 +124,7 @@ def parse_block_timeout(raw: bytes, now_ms: int) -> int:
         raise CommandError(E.TIMEOUT_NOT_INTEGER)
     if ms < 0:
         raise CommandError(E.NOT_POSITIVE_TIMEOUT)
-    if ms > 0 and ms > _LLONG_MAX - now_ms:
+    if ms > 0 and ms > LLONG_MAX - now_ms:
         raise CommandError(E.TIMEOUT_OUT_OF_RANGE)
     return ms
 

@@ -51,7 +51,7 @@ from .errors import (
     CommandError,
 )
 from .spec import ACCESS, BLOCKING, RO, WRITE, A, cmd, keys_after
-from .stream_common import entries_reply, parse_block_timeout
+from .stream_common import LLONG_MAX, entries_reply, parse_block_timeout
 from .stream_groups import (
     claim_argv,
     createconsumer_argv,
@@ -62,9 +62,10 @@ from .stream_groups import (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ReadGroupArgs:
-    """XREADGROUP's parsed arguments; ``ids`` holds MAX_ID for ``>``."""
+    """XREADGROUP's parsed arguments; ``ids`` holds MAX_ID for ``>``. Never changed after
+    parsing (a blocked reader's re-runs share it)."""
 
     group: bytes
     consumer: bytes
@@ -74,24 +75,28 @@ class ReadGroupArgs:
     noack: bool
     keys: list[bytes]
     ids: list[int]
-    groups: list[ConsumerGroup]  # the group of each key, looked up while parsing
 
 
-# A blocked XREADGROUP keeps its parsed options in its block state (``memo``): every write to
-# the key may re-run the command (Redis 7.2's reprocessing), and most re-runs find nothing
-# new and block again, so only the key and group lookups are repeated for them.
+# Parsed options are reused rather than parsed again, since only the key and group lookups
+# can give another answer: a blocked XREADGROUP keeps them in its block state (``memo``) for
+# its re-runs (every write to the key may re-run it, Redis 7.2's reprocessing), and the
+# connection keeps its last parse (``parse_memo``) for a request equal to it, which is what
+# a consumer loop sends.
 
 
-def parse_xreadgroup(ctx: Any, now: int) -> ReadGroupArgs:
-    """Options left to right as Redis reads them, then per stream: type, group, ID."""
+def parse_xreadgroup(ctx: Any, now: int) -> tuple[ReadGroupArgs, list[ConsumerGroup]]:
+    """Options left to right as Redis reads them, then per stream: type, group, ID.
+
+    Returns the arguments and the group of each key, looked up while parsing."""
     argv = ctx.argv
     state = ctx.bstate
-    cached = state.memo if state is not None else None
-    if cached is not None and cached[0] is argv:
+    cached = state.memo if state is not None else ctx.parse_memo
+    if cached is not None and (cached[0] is argv or cached[0] == argv):
         a = cached[1]
-        groups = [lookup_group(ctx, key, a.group, NOGROUP_XREADGROUP)[1] for key in a.keys]
-        return ReadGroupArgs(a.group, a.consumer, a.count, a.block_ms, a.claim, a.noack,
-                             a.keys, a.ids, groups)
+        # The one check that depends on the clock: BLOCK's deadline must fit in 64 bits.
+        if not a.block_ms or a.block_ms <= LLONG_MAX - now:
+            return a, [lookup_group(ctx, key, a.group, NOGROUP_XREADGROUP)[1]
+                       for key in a.keys]
     argc = len(argv)
     count = 0
     block: int | None = None
@@ -143,7 +148,9 @@ def parse_xreadgroup(ctx: Any, now: int) -> ReadGroupArgs:
             raise CommandError(XREADGROUP_PLUS)
         else:
             ids.append(parse_strict_id(raw))
-    return ReadGroupArgs(group, consumer, count, block, claim, noack, keys, ids, groups)
+    a = ReadGroupArgs(group, consumer, count, block, claim, noack, keys, ids)
+    ctx.parse_memo = (argv, a)
+    return a, groups
 
 
 def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGroupArgs,
@@ -195,11 +202,11 @@ def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGrou
 
 def xreadgroup(ctx: Any, args: Args) -> Any:
     now = ctx.now_ms()
-    a = parse_xreadgroup(ctx, now)
+    a, groups = parse_xreadgroup(ctx, now)
     served: list[tuple[bytes, list[Any]]] = []
     log: list[list[bytes]] | None = [] if ctx.server.aof is not None else None
     changes = 0
-    for key, sid, group in zip(a.keys, a.ids, a.groups, strict=True):
+    for key, sid, group in zip(a.keys, a.ids, groups, strict=True):
         consumer, created = group.get_or_create_consumer(a.consumer, now)
         if created:
             changes += 1
@@ -227,22 +234,32 @@ def xreadgroup(ctx: Any, args: Args) -> Any:
     return NULL_ARRAY
 
 
-def ready_check(client: Any, db: Any, key: bytes) -> bool:
+def ready_check(client: Any, db: Any, key: bytes, verdicts: dict[Any, bool]) -> bool:
     """Could re-running this blocked XREADGROUP serve it from ``key``? (blocking.py asks)
 
     Every write to a stream signals it, and all its blocked readers would otherwise be re-run
     although only the first can take a new entry; the others would just block again. False
     only when it certainly could not: the group is at the stream's end and there is no CLAIM.
     A deleted, retyped or group-less key always re-runs, so the command gives its error.
+    The answer depends on the group alone, so it is shared through ``verdicts`` with the
+    group's other readers until something is re-run.
     """
     state = client.bstate
     cached = state.memo if state is not None else None
     if cached is None or cached[0] is not state.argv or cached[1].claim is not None:
         return True
-    stream = db.peek(key)
+    name = cached[1].group
+    verdict = verdicts.get(name)
+    if verdict is None:
+        verdict = verdicts[name] = _group_has_new(db.peek(key), name)
+    return verdict
+
+
+def _group_has_new(stream: Any, name: bytes) -> bool:
+    """False only if group ``name`` of ``stream`` certainly has nothing new to deliver."""
     if type(stream) is not Stream:
         return True
-    group = stream.groups.get(cached[1].group)
+    group = stream.groups.get(name)
     if group is None:
         return True
     if group.last_id >= stream.last_id or not stream.length:
@@ -261,8 +278,6 @@ def _streams_reply(ctx: Any, served: list[tuple[bytes, list[Any]]]) -> Any:
     return Raw(b"%%%d\r\n" % len(served) + body)
 
 
-xreadgroup.ready_check = ready_check  # type: ignore[attr-defined]
-
 COMMANDS = (
     #   name         arity  flags             acl       keys                                handler
     cmd("xreadgroup",  -7,  WRITE | BLOCKING, A.STREAM, keys_after(b"STREAMS", 4, RO | ACCESS),
@@ -275,5 +290,5 @@ COMMANDS = (
                    "blocks, XADD will pay the O(N) time in order to serve the N clients "
                    "blocked on the stream getting new data.",
         syntax="GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] "
-               "[NOACK] STREAMS key [key ...] id [id ...]"),
+               "[NOACK] STREAMS key [key ...] id [id ...]", ready_check=ready_check),
 )

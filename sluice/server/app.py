@@ -33,7 +33,7 @@ from sluice.storage.keyspace import Clock, Database, Keyspace
 from . import listen
 from .acl import AclManager
 from .blocking import BlockingManager
-from .client import Client
+from .client import BLOCKED, Client
 from .config import Config
 from .dispatch import call, is_plain, run_batch
 from .pause import ClientPause
@@ -247,14 +247,9 @@ class Server:
                         reader.pending())
             self.close_client(client)
 
-    def call_unblocked(self, client: Client, argv: list[bytes]) -> None:
-        """Re-run a blocked client's command (its lookup succeeded when it first ran)."""
-        cmd = self.table[argv[0].lower()]
-        if cmd.subcommands:
-            cmd = cmd.subcommands[argv[1].lower()]
+    def call_unblocked(self, client: Client, cmd: Cmd, argv: list[bytes]) -> None:
+        """Re-run a blocked client's command (the table entry it blocked in)."""
         reply = call(self, client, cmd, argv)
-        from .client import BLOCKED
-
         if reply is not BLOCKED:
             client.add_reply(reply)
 

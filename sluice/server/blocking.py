@@ -29,8 +29,9 @@ from __future__ import annotations
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from sluice.commands.spec import A
 from sluice.protocol import ErrorReply
+
+from .client import BLOCKED
 
 if TYPE_CHECKING:
     import asyncio
@@ -45,42 +46,37 @@ UNBLOCKED_ERROR = ErrorReply(b"UNBLOCKED client unblocked via CLIENT UNBLOCK")
 
 BKey = tuple[int, bytes]  # (db id, key)
 
-# The value type a blocked command waits for, from its ACL category (Redis's btype:
-# BLOCKED_LIST, BLOCKED_ZSET, BLOCKED_STREAM, compared with getBlockedTypeByType(o->type)).
-_BTYPES: tuple[tuple[A, bytes], ...] = ((A.LIST, b"list"), (A.SORTEDSET, b"zset"),
-                                        (A.STREAM, b"stream"))
-
-
 def blocked_type(cmd: Cmd | None) -> bytes | None:
     """The key type that can serve ``cmd`` when it blocks; None: any write wakes it."""
-    if cmd is not None:
-        for category, type_name in _BTYPES:
-            if cmd.acl & category:
-                return type_name
-    return None
+    return None if cmd is None else cmd.btype
 
 
 class BlockState:
     """Why and until when a client is blocked (Redis's ``blockingState``)."""
 
-    __slots__ = ("keys", "db", "deadline_ms", "timer", "on_timeout", "argv", "unblock_on_nokey",
-                 "key_types", "btype", "ready_check", "memo")
+    __slots__ = ("keys", "db", "deadline_ms", "timer", "on_timeout", "argv", "cmd",
+                 "unblock_on_nokey", "key_types", "btype", "ready_check", "memo")
 
     def __init__(self, db: Database, keys: list[bytes], deadline_ms: int, on_timeout: Any,
-                 argv: list[bytes], unblock_on_nokey: bool, btype: bytes | None = None) -> None:
+                 argv: list[bytes], unblock_on_nokey: bool, btype: bytes | None = None,
+                 cmd: Cmd | None = None, memo: Any = None) -> None:
         self.db = db
         self.keys = keys  # distinct keys the client waits on
         self.deadline_ms = deadline_ms  # unix ms, 0 = forever
         self.timer: asyncio.TimerHandle | None = None
         self.on_timeout = on_timeout  # reply on timeout / CLIENT UNBLOCK TIMEOUT
         self.argv = argv  # the command to run again when a key is ready
+        self.cmd = cmd  # its table entry (the subcommand's for a container)
         self.unblock_on_nokey = unblock_on_nokey  # XREADGROUP: deleted/retyped key -> re-run
         self.key_types: dict[bytes, bytes] = {}  # type of each key when the client blocked
         self.btype = btype  # the key type that can serve the command; None: any
-        # The handler's optional ``ready_check(client, db, key) -> bool``: False means a re-run
-        # could not serve the client, which then stays blocked in its place without one.
-        self.ready_check: Any = None
-        self.memo: Any = None  # the handler's own, for its re-runs (ctx.block's ``memo``)
+        # The handler's optional ``ready_check(client, db, key, verdicts) -> bool``: False
+        # means a re-run could not serve the client, which then stays blocked in its place
+        # without one. ``verdicts`` is a dict one pass over a key's waiters shares between
+        # the checks, emptied after every re-run: ten readers of one group need one look at
+        # the group, not ten.
+        self.ready_check: Any = None if cmd is None else cmd.ready_check
+        self.memo = memo  # the handler's own, for its re-runs (ctx.block's ``memo``)
 
 
 class BlockingManager:
@@ -97,8 +93,6 @@ class BlockingManager:
                        on_timeout: Any, argv: list[bytes] | None,
                        unblock_on_nokey: bool, memo: Any = None) -> Any:
         """Park ``client`` on ``keys``; returns ``BLOCKED`` (or ``on_timeout`` inside EXEC)."""
-        from .client import BLOCKED
-
         if client.in_exec:
             # MULTI never blocks (Redis's CLIENT_DENY_BLOCKING): answer as a timeout would.
             return on_timeout
@@ -111,14 +105,12 @@ class BlockingManager:
         else:
             deadline = 0
         db = client.db
-        distinct = list(dict.fromkeys(keys))
+        distinct = keys if len(keys) == 1 else list(dict.fromkeys(keys))
+        cmd = client.cmd
         state = BlockState(db, distinct, deadline, on_timeout, argv or client.argv,
-                           unblock_on_nokey, blocked_type(client.cmd))
+                           unblock_on_nokey, None if cmd is None else cmd.btype, cmd, memo)
         if unblock_on_nokey:
             state.key_types = {k: db.type_of(k) for k in distinct}
-        state.memo = memo
-        if client.cmd is not None:
-            state.ready_check = getattr(client.cmd.handler, "ready_check", None)
         # A re-run client was detached from its queues by _rerun before the call.
         client.bstate = state
         self.blocked_count += 1
@@ -162,6 +154,7 @@ class BlockingManager:
         left XREADGROUP readers with nothing new blocked).
         """
         key_type = db.type_of(key)  # again after each re-run, which may change it
+        verdicts: dict[Any, bool] = {}  # the ready checks' shared answers since the last re-run
         for client, state in [(c, c.bstate) for c in queue]:
             if state is None or client.bstate is not state:
                 continue  # served through another key, unblocked or gone meanwhile
@@ -172,14 +165,16 @@ class BlockingManager:
                     # longer exists", which 7.2 dropped with command reprocessing).
                     self._rerun(client)
                     key_type = db.type_of(key)
+                    verdicts.clear()
                     continue
             elif state.btype is not None and key_type != state.btype:
                 continue
             check = state.ready_check
-            if check is not None and not check(client, db, key):
+            if check is not None and not check(client, db, key, verdicts):
                 continue  # nothing for it yet (XREADGROUP after another reader took the entry)
             self._rerun(client)
             key_type = db.type_of(key)
+            verdicts.clear()
 
     def _rerun(self, client: Client) -> None:
         """Run the blocked command again; it either replies or blocks again."""
@@ -188,7 +183,8 @@ class BlockingManager:
         argv = state.argv
         # Detach, but keep bstate during the call so a re-block keeps the deadline.
         self._detach(client)
-        self.server.call_unblocked(client, argv)
+        assert state.cmd is not None  # only a command's handler blocks
+        self.server.call_unblocked(client, state.cmd, argv)
         if client.bstate is state:  # did not block again (_detach already counted it out)
             client.bstate = None
         self.server.queue_unblocked(client)

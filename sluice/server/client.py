@@ -48,7 +48,7 @@ class Client:
         "bstate", "reply_mode", "closing", "closed", "paused_reading", "no_evict", "no_touch",
         "obuf_soft_since",
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
-        "pubsub_patterns", "pubsub_shard_channels", "args",
+        "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -96,6 +96,9 @@ class Client:
         # The argument cursor dispatch.run_batch hands to plain commands, reset for each one
         # (a client's requests run one at a time, so one per connection is enough).
         self.args = Args([])
+        # A handler's parse of this connection's last request of its kind, for the next one
+        # that is equal (a consumer sends the same XREADGROUP ... BLOCK after every reply).
+        self.parse_memo: tuple[list[bytes], Any] | None = None
 
     # -- the handler API ------------------------------------------------------------------
 

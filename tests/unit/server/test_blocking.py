@@ -383,6 +383,83 @@ def test_unblock_on_nokey_reruns_when_the_key_goes(h: Harness) -> None:
     assert h.replies(waiter) == [b"served"] and h.manager.blocked_count == 0
 
 
+# -- XREADGROUP readers: shared ready checks, reused parses ---------------------------------
+
+def _readgroup(h: Harness, client: Client, group: str, name: str, block: str = "0") -> None:
+    h.run(client, "XREADGROUP", "GROUP", group, name, "COUNT", "10", "BLOCK", block,
+          "STREAMS", "s", ">")
+
+
+def test_one_entry_serves_the_first_reader_of_each_group(h: Harness) -> None:
+    """Readers of g1 and g2 interleaved in one queue: after g1's first reader takes the entry,
+    g1's answer "nothing new" is shared with its other readers, and must not be given to g2's
+    (nor survive a re-run)."""
+    writer = h.client()
+    h.run(writer, "XGROUP", "CREATE", "s", "g1", "$", "MKSTREAM")
+    h.run(writer, "XGROUP", "CREATE", "s", "g2", "$")
+    h.replies(writer)
+    readers = [(h.client(), group, f"c{i}")
+               for i, group in enumerate(["g1", "g1", "g2", "g2", "g1", "g2"])]
+    for client, group, name in readers:
+        _readgroup(h, client, group, name)
+    blocked_at = h.clock.now_ms()
+    h.clock.advance(5)
+    h.run(writer, "XADD", "s", "1-1", "f", "v")
+    served = [name for client, _, name in readers if h.replies(client)]
+    assert served == ["c0", "c2"]  # the first reader of g1, the first of g2
+    # The others were not re-run (which would refresh their seen-time): still blocked, in
+    # their places.
+    assert list(h.manager.blocking_keys[(0, b"s")]) == [c for c, _, n in readers
+                                                        if n not in served]
+    stream = h.server.keyspace[0].peek(b"s")
+    assert {name: stream.groups[group.encode()].consumers[name.encode()].seen_time
+            for _, group, name in readers if name not in served} == dict.fromkeys(
+                ["c1", "c3", "c4", "c5"], blocked_at)
+    # Served readers block again at the back; the next entry goes to the waiting ones, FIFO.
+    for client, group, name in readers:
+        if name in served:
+            _readgroup(h, client, group, name)
+    h.run(writer, "XADD", "s", "1-2", "f", "v")
+    assert [name for client, _, name in readers if h.replies(client)] == ["c1", "c3"]
+
+
+def test_a_repeated_readgroup_looks_its_group_up_again(h: Harness) -> None:
+    """The connection reuses its last XREADGROUP parse for an equal request, but the key and
+    group lookups are redone: a destroyed group is NOGROUP, a replaced key WRONGTYPE."""
+    admin, reader = h.client(), h.client()
+    h.run(admin, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    h.run(admin, "XADD", "s", "1-1", "f", "v")
+    argv = ("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", "s", ">")
+    h.run(reader, *argv)
+    assert h.replies(reader) == [[[b"s", [[b"1-1", [b"f", b"v"]]]]]]
+    assert reader.parse_memo is not None  # what the next equal request reuses
+    h.run(reader, *argv)
+    assert h.replies(reader) == [None]
+    h.run(admin, "XGROUP", "DESTROY", "s", "g")
+    h.run(reader, *argv)
+    assert h.replies(reader)[0].args[0].startswith("NOGROUP No such key 's' or consumer group 'g'")
+    h.run(admin, "DEL", "s")
+    h.run(admin, "SET", "s", "x")
+    h.run(reader, *argv)
+    assert h.replies(reader)[0].args[0].startswith("WRONGTYPE")
+
+
+def test_a_repeated_block_is_checked_against_the_clock_again(h: Harness) -> None:
+    """BLOCK's deadline must fit in 64 bits; a parse reused later is checked against the
+    clock of its own run."""
+    admin, reader = h.client(), h.client()
+    h.run(admin, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    block = str((1 << 63) - 1 - h.clock.now_ms() - 1000)  # fits for one more second
+    _readgroup(h, reader, "g", "c", block)
+    assert reader.blocked
+    h.run(admin, "CLIENT", "UNBLOCK", str(reader.id))
+    assert h.replies(reader) == [None]
+    h.clock.advance(2000)
+    _readgroup(h, reader, "g", "c", block)
+    assert h.replies(reader)[0].args[0] == "ERR timeout is out of range"
+    assert not reader.blocked
+
+
 # -- timeouts ------------------------------------------------------------------------------
 
 NOW = 1_700_000_000_000
