@@ -157,17 +157,40 @@ def _parse(arg: bytes, missing_seq: int, strict: bool, allow_seq_star: bool) -> 
     return (ms << 64) | seq, True
 
 
+def _plain(arg: bytes) -> int | None:
+    """``<digits>-<digits>``, the form clients send back, or None for anything else.
+
+    For ASCII digits alone both of Redis's parses agree (string2ll, and strtoull where that
+    fails: leading zeros, above 2**63 - 1), so the value is ``int``'s; signs, white space,
+    NULs, overflow and over-long arguments are left to ``_parse``.
+    """
+    dash = arg.find(b"-")
+    if dash > 0 and len(arg) <= _MAX_ID_ARG_LEN:
+        ms, seq = arg[:dash], arg[dash + 1 :]
+        if ms.isdigit() and seq.isdigit():  # bytes.isdigit: ASCII digits, not empty
+            ms_v, seq_v = int(ms), int(seq)
+            if ms_v <= MAX_PART and seq_v <= MAX_PART:
+                return (ms_v << 64) | seq_v
+    return None
+
+
 def parse_id(arg: bytes, missing_seq: int = 0) -> int:
     """Parse an ID where ``-`` and ``+`` are allowed (streamParseIDOrReply).
 
     ``missing_seq`` is the sequence used for a bare ``<ms>``: 0 for range
     starts, ``MAX_PART`` for range ends.
     """
+    sid = _plain(arg)
+    if sid is not None:
+        return sid
     return _parse(arg, missing_seq, strict=False, allow_seq_star=False)[0]
 
 
 def parse_strict_id(arg: bytes, missing_seq: int = 0) -> int:
     """Parse an ID where ``-`` and ``+`` are invalid (streamParseStrictIDOrReply)."""
+    sid = _plain(arg)
+    if sid is not None:
+        return sid
     return _parse(arg, missing_seq, strict=True, allow_seq_star=False)[0]
 
 

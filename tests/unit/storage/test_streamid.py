@@ -10,12 +10,15 @@ explains the odd accepted forms.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sluice.storage.streamid import (
     MAX_ID,
     MAX_PART,
     InvalidStreamID,
     StreamError,
+    _parse,
     decr_id,
     format_id,
     incr_id,
@@ -148,3 +151,28 @@ def test_incr_decr_overflow() -> None:
     assert incr_id(MAX_ID) is None
     assert decr_id(make_id(2, 0)) == make_id(1, U64)
     assert decr_id(0) is None
+
+
+# The fast path for ``<digits>-<digits>`` must agree with the general parser on everything,
+# including what is near it: signs, spaces, NULs, leading zeros, overflow, extra dashes.
+_ID_ALPHABET = b"0123456789-+ \t\x00*9"
+
+
+@settings(max_examples=3000, deadline=None)
+@given(arg=st.one_of(
+    st.binary(max_size=45).map(lambda b: bytes(_ID_ALPHABET[x % len(_ID_ALPHABET)] for x in b)),
+    st.tuples(st.integers(0, 2**65), st.integers(0, 2**65),
+              st.sampled_from([0, 1, 3, 90, 120])).map(  # zeros: up to past 127 bytes
+        lambda t: b"0" * t[2] + b"%d-%d" % (t[0], t[1])),
+))
+def test_plain_ids_parse_as_the_general_parser_does(arg: bytes) -> None:
+    for strict, parse in ((True, parse_strict_id), (False, parse_id)):
+        try:
+            expected: int | type[Exception] = _parse(arg, 0, strict, False)[0]
+        except InvalidStreamID:
+            expected = InvalidStreamID
+        try:
+            got: int | type[Exception] = parse(arg)
+        except InvalidStreamID:
+            got = InvalidStreamID
+        assert got == expected, (arg, strict)
