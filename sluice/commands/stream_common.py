@@ -36,6 +36,7 @@ from typing import Any
 
 from sluice.protocol import NULL_ARRAY, Raw, string2ll
 from sluice.storage.stream import ACKED, DELREF, KEEPREF, RefPolicy, Stream, default_trim_limit
+from sluice.storage.stream_node import Node
 from sluice.storage.streamid import format_id, parse_strict_id, parse_xadd_id
 
 from . import errors as E
@@ -52,6 +53,7 @@ __all__ = [
     "parse_count",
     "parse_policy",
     "range_reply",
+    "render_entries",
     "trim_and_rewrite",
 ]
 
@@ -80,8 +82,13 @@ def range_reply(stream: Stream, start: int, end: int, count: int = 0, rev: bool 
 
     O(log N + M): M entries rendered by their nodes (``Node.render``) with no list per entry.
     """
+    return render_entries(stream.spans(start, end, count, rev), rev)
+
+
+def render_entries(spans: list[tuple[Node, int, int]], rev: bool = False) -> Raw:
+    """The entries of ``Stream.spans`` as ``entries_reply`` would encode them."""
     out = [b""]
-    for node, lo, hi in stream.spans(start, end, count, rev):
+    for node, lo, hi in spans:
         node.render(lo, hi, rev, entry_template, out)
     out[0] = b"*%d\r\n" % (len(out) - 1)
     return Raw(b"".join(out))

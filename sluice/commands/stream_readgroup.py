@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sluice.protocol import NULL_ARRAY, Map, Raw, encode
-from sluice.storage.stream import Stream
+from sluice.storage.stream import Stream, span_entries
 from sluice.storage.stream_group import Consumer, ConsumerGroup
 from sluice.storage.streamid import MAX_ID, format_id, parse_strict_id
 
@@ -51,7 +51,12 @@ from .errors import (
     CommandError,
 )
 from .spec import ACCESS, BLOCKING, RO, WRITE, A, cmd, keys_after
-from .stream_common import LLONG_MAX, entries_reply, parse_block_timeout
+from .stream_common import (
+    LLONG_MAX,
+    entries_reply,
+    parse_block_timeout,
+    render_entries,
+)
 from .stream_groups import (
     claim_argv,
     createconsumer_argv,
@@ -182,21 +187,21 @@ def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGrou
             or stream.last_live_id() <= group.last_id:
         return out or None, changes
     old_last = group.last_id
-    entries = group.deliver_new(consumer, left, now, a.noack)
-    if a.claim is not None:
-        out += [[format_id(sid), fields, 0, 0] for sid, fields in entries]
-    else:
-        out += [[format_id(sid), fields] for sid, fields in entries]
+    spans, ids = group.deliver_new_spans(consumer, left, now, a.noack)
     if not a.noack:
-        changes += len(entries)
+        changes += len(ids)
         if log is not None:
             pel = group.pel
             log += [claim_argv(key, group.name, sid, pel[sid], consumer.name,
-                               max(sid, old_last)) for sid, _ in entries]
+                               max(sid, old_last)) for sid in ids]
     if group.last_id != old_last:
         changes += 1
         if log is not None:
             log.append(setid_argv(key, group))
+    if a.claim is None:
+        # Rendered from the nodes (as XRANGE's reply), no list per entry.
+        return (render_entries(spans) if ids else None), changes
+    out += [[format_id(sid), fields, 0, 0] for sid, fields in span_entries(spans)]
     return out or None, changes
 
 

@@ -82,6 +82,7 @@ __all__ = [
     "XDelExResult",
     "XSetIdError",
     "default_trim_limit",
+    "span_entries",
 ]
 
 DEFAULT_NODE_MAX_BYTES = 4096
@@ -258,10 +259,10 @@ class Stream:
         """
         out: list[Entry] = []
         for node, lo, hi in self.spans(start, end, count, rev):
-            ms, seq, data = node.ms, node.seq, node.data
-            for i in positions(lo, hi, rev):
+            ms, seq, data, fields_at = node.ms, node.seq, node.data, node.fields_at
+            for i in (range(hi - 1, lo - 1, -1) if rev else range(lo, hi)):
                 if data[i] is not None:
-                    out.append(((ms[i] << 64) | seq[i], node.fields_at(i)))  # type: ignore[arg-type]
+                    out.append(((ms[i] << 64) | seq[i], fields_at(i)))  # type: ignore[arg-type]
         return out
 
     def spans(
@@ -283,7 +284,7 @@ class Stream:
             k, lo = self._locate(start)
             while k < len(nodes) and left:
                 node = nodes[k]
-                hi = node.index_gt(end)
+                hi = len(node) if end == MAX_ID else node.index_gt(end)  # MAX_ID: "+", ">"
                 if hi > lo:
                     hi, left = _cut(node, lo, hi, left, False)
                     out.append((node, lo, hi))
@@ -709,6 +710,12 @@ class Stream:
 
 
 register_type(Stream, b"stream")  # TYPE and SCAN ... TYPE report "stream"
+
+
+def span_entries(spans: list[tuple[Node, int, int]]) -> list[Entry]:
+    """The live entries of ascending :meth:`Stream.spans` as ``(id, fields)``."""
+    return [(node.id_at(i), node.fields_at(i))  # type: ignore[misc]
+            for node, lo, hi in spans for i in range(lo, hi) if node.data[i] is not None]
 
 
 def _cut(node: Node, lo: int, hi: int, left: int, rev: bool) -> tuple[int, int]:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from sluice.storage.stream import Entry, Stream
+    from sluice.storage.stream_node import Node
 
 __all__ = ["ConsumerGroup", "Consumer", "PendingEntry", "PendingInfo", "ClaimedEntry"]
 
@@ -197,31 +198,51 @@ class ConsumerGroup:
         as pending for ``consumer`` (taking it over from another consumer if
         XGROUP SETID moved last_id back, with the count reset to 1).
         """
+        from sluice.storage.stream import span_entries
+
+        return span_entries(self.deliver_new_spans(consumer, count, now, noack)[0])
+
+    def deliver_new_spans(
+        self, consumer: Consumer, count: int, now: int, noack: bool
+    ) -> tuple[list[tuple[Node, int, int]], list[int]]:
+        """:meth:`deliver_new`, answered as where the entries are (``Stream.spans``, to be
+        rendered by ``Node.render``) and their IDs, so no list is built per entry."""
         consumer.seen_time = now
-        s = self.stream
         if self.last_id == MAX_ID:
-            return []
-        entries = s.range(self.last_id + 1, MAX_ID, count)
-        for sid, _ in entries:
-            if sid > self.last_id:
-                if self.entries_read != -1 and not s.range_has_tombstones(self.last_id, None):
-                    self.entries_read += 1
-                elif s.entries_added:
-                    self.entries_read = s.estimate_distance(sid)
-                self.last_id = sid
-            if noack:
-                continue
-            pe = self.pel.get(sid)
+            return [], []
+        s = self.stream
+        spans = s.spans(self.last_id + 1, MAX_ID, count)
+        ids = [(node.ms[i] << 64) | node.seq[i]
+               for node, lo, hi in spans for i in range(lo, hi) if node.data[i] is not None]
+        if not ids:
+            return spans, ids
+        last = self.last_id
+        for sid in ids:  # ascending, all past last_id
+            if self.entries_read != -1 and not (
+                    s.max_deleted_entry_id and s.range_has_tombstones(last, None)):
+                self.entries_read += 1
+            elif s.entries_added:
+                self.entries_read = s.estimate_distance(sid)
+            last = sid
+        self.last_id = last
+        if noack:
+            return spans, ids
+        pel, mine = self.pel, consumer.pel
+        for sid in ids:
+            pe = pel.get(sid)
             if pe is None:
                 pe = PendingEntry(consumer, now)
-                self._pel_add(sid, pe)
-                consumer.pel[sid] = pe
+                if self._by_time is None:
+                    pel[sid] = pe
+                else:
+                    self._pel_add(sid, pe)
+                mine[sid] = pe
             else:
                 self._give(sid, pe, consumer)
                 self._set_time(sid, pe, now)
                 pe.delivery_count = 1
-            consumer.active_time = now
-        return entries
+        consumer.active_time = now
+        return spans, ids
 
     def read_history(
         self, consumer: Consumer, after: int, count: int, now: int
