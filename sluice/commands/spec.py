@@ -255,7 +255,7 @@ Handler = Callable[[Any, "Any"], Any]
 
 # The value type a blocked command waits for, from its ACL category (Redis's btype:
 # BLOCKED_LIST, BLOCKED_ZSET, BLOCKED_STREAM, compared with getBlockedTypeByType(o->type)).
-_BTYPES: tuple[tuple[A, bytes], ...] = ((A.LIST, b"list"), (A.SORTEDSET, b"zset"),
+_BTYPES: tuple[tuple[int, bytes], ...] = ((A.LIST, b"list"), (A.SORTEDSET, b"zset"),
                                         (A.STREAM, b"stream"))
 
 

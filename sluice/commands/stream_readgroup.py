@@ -159,7 +159,7 @@ def parse_xreadgroup(ctx: Any, now: int) -> tuple[ReadGroupArgs, list[ConsumerGr
 
 
 def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGroupArgs,
-               now: int, log: list[list[bytes]] | None) -> tuple[list[Any] | None, int]:
+               now: int, log: list[list[bytes]] | None) -> tuple[Any, int]:
     """``>`` for one stream: claimed entries (CLAIM), then new ones; None if nothing.
 
     Returns the entries and how many changes Redis would propagate; their XCLAIM / XGROUP
@@ -208,7 +208,7 @@ def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGrou
 def xreadgroup(ctx: Any, args: Args) -> Any:
     now = ctx.now_ms()
     a, groups = parse_xreadgroup(ctx, now)
-    served: list[tuple[bytes, list[Any]]] = []
+    served: list[tuple[bytes, Any]] = []
     log: list[list[bytes]] | None = [] if ctx.server.aof is not None else None
     changes = 0
     for key, sid, group in zip(a.keys, a.ids, groups, strict=True):
@@ -272,7 +272,7 @@ def _group_has_new(stream: Any, name: bytes) -> bool:
     return bool(stream.last_live_id() > group.last_id)
 
 
-def _streams_reply(ctx: Any, served: list[tuple[bytes, list[Any]]]) -> Any:
+def _streams_reply(ctx: Any, served: list[tuple[bytes, Any]]) -> Any:
     """``[[key, entries], ...]`` in RESP2; a map in RESP3 (keys may repeat, as in Redis)."""
     if not ctx.resp3:
         return [[key, entries] for key, entries in served]

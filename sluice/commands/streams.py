@@ -368,7 +368,7 @@ def xread(ctx: Any, args: Args) -> Any:
             after.append(parse_strict_id(raw))
         streams.append(s)
 
-    served: list[tuple[bytes, list[Any]]] = []
+    served: list[tuple[bytes, Any]] = []
     for key, s, gt in zip(keys, streams, after, strict=True):
         if s is None or not s.length:
             continue
