@@ -1,8 +1,11 @@
 """Clients blocked on keys, served the Redis way (mirrors ``blocked.c``).
 
 * ``block_for_keys``: a handler that cannot answer yet parks its client in a FIFO per key
-  (``blocking_keys[(db, key)]``) and arms one timer for the deadline. No future or task per
-  waiter.
+  (``blocking_keys[(db, key)]``), and its deadline in one heap for all blocked clients (Redis
+  keeps a radix tree of timeouts). One loop timer is armed for the earliest deadline; when it
+  fires, every client whose deadline has come gets its timeout reply, in deadline order. No
+  future, task or timer per waiter; a served client leaves its heap entry behind, skipped when
+  it comes up (and dropped when the heap holds many more entries than blocked clients).
 * ``signal_key_as_ready``: every write to a key (``Server.key_modified``) that has waiters
   appends it to ``ready_keys`` once.
 * ``handle_clients_blocked_on_keys``: runs right after every command that is not queued in
@@ -27,6 +30,7 @@ as the write that woke it.
 from __future__ import annotations
 
 from collections import deque
+from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
 from sluice.protocol import ErrorReply
@@ -54,7 +58,7 @@ def blocked_type(cmd: Cmd | None) -> bytes | None:
 class BlockState:
     """Why and until when a client is blocked (Redis's ``blockingState``)."""
 
-    __slots__ = ("keys", "db", "deadline_ms", "timer", "on_timeout", "argv", "cmd",
+    __slots__ = ("keys", "db", "deadline_ms", "on_timeout", "argv", "cmd",
                  "unblock_on_nokey", "key_types", "btype", "ready_check", "memo")
 
     def __init__(self, db: Database, keys: list[bytes], deadline_ms: int, on_timeout: Any,
@@ -63,7 +67,6 @@ class BlockState:
         self.db = db
         self.keys = keys  # distinct keys the client waits on
         self.deadline_ms = deadline_ms  # unix ms, 0 = forever
-        self.timer: asyncio.TimerHandle | None = None
         self.on_timeout = on_timeout  # reply on timeout / CLIENT UNBLOCK TIMEOUT
         self.argv = argv  # the command to run again when a key is ready
         self.cmd = cmd  # its table entry (the subcommand's for a container)
@@ -80,7 +83,8 @@ class BlockState:
 
 
 class BlockingManager:
-    __slots__ = ("server", "blocking_keys", "ready_keys", "_ready_set", "blocked_count")
+    __slots__ = ("server", "blocking_keys", "ready_keys", "_ready_set", "blocked_count",
+                 "_deadlines", "_queued", "_timed", "_seq", "_timer", "_timer_at")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -88,6 +92,15 @@ class BlockingManager:
         self.ready_keys: list[tuple[Database, bytes]] = []  # keys written since the last pass
         self._ready_set: set[BKey] = set()
         self.blocked_count = 0  # INFO clients: blocked_clients
+        # (deadline ms, sequence, client): a heap of the clients blocked with a timeout. An
+        # entry is live while the client is blocked with that deadline (a re-run that blocks
+        # again keeps it); the sequence keeps equal deadlines in the order they blocked.
+        self._deadlines: list[tuple[int, int, Client]] = []
+        self._queued: dict[Client, int] = {}  # client -> the deadline its heap entry has
+        self._timed = 0  # blocked clients with a deadline; none: heap and timer are cleared
+        self._seq = 0
+        self._timer: asyncio.TimerHandle | None = None  # fires at _deadlines' earliest
+        self._timer_at = 0
 
     def block_for_keys(self, client: Client, keys: list[bytes], timeout_ms: int,
                        on_timeout: Any, argv: list[bytes] | None,
@@ -96,7 +109,6 @@ class BlockingManager:
         if client.in_exec:
             # MULTI never blocks (Redis's CLIENT_DENY_BLOCKING): answer as a timeout would.
             return on_timeout
-        server = self.server
         old = client.bstate
         if old is not None:  # re-blocked by a re-run: keep the original deadline
             deadline = old.deadline_ms
@@ -117,9 +129,15 @@ class BlockingManager:
         for key in distinct:
             self.blocking_keys.setdefault((db.id, key), deque()).append(client)
         if deadline:
-            loop = server.loop
-            delay = max(0.0, (deadline - client.now_ms()) / 1000.0)
-            state.timer = loop.call_at(loop.time() + delay, self._timed_out, client)
+            self._timed += 1
+            if self._queued.get(client) != deadline:  # not re-blocked with its entry in place
+                self._queued[client] = deadline
+                self._seq += 1
+                heappush(self._deadlines, (deadline, self._seq, client))
+                if self._timer is None or deadline < self._timer_at:
+                    self._arm(deadline)
+                elif len(self._deadlines) > 2 * self._timed + 64:
+                    self._drop_stale()
         return BLOCKED
 
     def signal_key_as_ready(self, db: Database, key: bytes) -> None:
@@ -204,10 +222,13 @@ class BlockingManager:
                     pass
                 if not queue:
                     del self.blocking_keys[bkey]
-        if state.timer is not None:
-            state.timer.cancel()
-            state.timer = None
         self.blocked_count -= 1
+        if state.deadline_ms:
+            self._timed -= 1
+            if not self._timed:  # every entry is stale
+                self._deadlines.clear()
+                self._queued.clear()
+                self._arm(0)
 
     def unblock_client(self, client: Client, reply: Any) -> None:
         """Unblock without re-running: send ``reply`` (timeout, CLIENT UNBLOCK, errors)."""
@@ -223,10 +244,52 @@ class BlockingManager:
             self._detach(client)
             client.bstate = None
 
-    def _timed_out(self, client: Client) -> None:
-        state = client.bstate
-        if state is None:
-            return
-        state.timer = None
-        self.unblock_client(client, state.on_timeout)
+    # -- timeouts ---------------------------------------------------------------------------
+
+    def _arm(self, deadline: int) -> None:
+        """Have the one timer fire at ``deadline`` (unix ms); 0: no timer."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if deadline:
+            loop = self.server.loop
+            delay = max(0.0, (deadline - self.server.keyspace.clock.now_ms()) / 1000.0)
+            self._timer = loop.call_at(loop.time() + delay, self._timed_out)
+            self._timer_at = deadline
+
+    def _timed_out(self) -> None:
+        """The timer: time out every client whose deadline has come, earliest first.
+
+        The deadline it was armed for has come by the loop's clock, whatever the server's
+        says (a virtual clock in tests; the loop's can run a fraction of a millisecond
+        ahead), as when each client had its own timer."""
+        self._timer = None
+        now = max(self.server.keyspace.clock.now_ms(), self._timer_at)
+        heap = self._deadlines
+        queued = self._queued
+        while heap and heap[0][0] <= now:
+            deadline, _, client = heappop(heap)
+            if queued.get(client) == deadline:
+                del queued[client]
+            state = client.bstate
+            if state is not None and state.deadline_ms == deadline:
+                self.unblock_client(client, state.on_timeout)
+        while heap and not _live(heap[0]):
+            deadline, _, client = heappop(heap)
+            if queued.get(client) == deadline:
+                del queued[client]
+        if heap and self._timer is None:
+            self._arm(heap[0][0])
         self.server.before_return()
+
+    def _drop_stale(self) -> None:
+        """Forget the heap entries of clients served or gone since they blocked."""
+        self._deadlines = [e for e in self._deadlines if _live(e)]
+        heapify(self._deadlines)
+        self._queued = {client: deadline for deadline, _, client in self._deadlines}
+
+
+def _live(entry: tuple[int, int, Client]) -> bool:
+    """Is the client of this deadline entry still blocked with that deadline?"""
+    state = entry[2].bstate
+    return state is not None and state.deadline_ms == entry[0]

@@ -219,6 +219,44 @@ def test_served_client_timer_is_cancelled(h: Harness) -> None:
     assert h.raw(client) == b""
 
 
+def test_one_timer_serves_every_deadline_in_order(h: Harness) -> None:
+    """Deadlines live in one heap with one loop timer at the earliest (Redis keeps one
+    table of timeouts), not a timer per blocked client."""
+    clients = {ms: h.client() for ms in (300, 100, 200)}
+    for ms, client in clients.items():
+        h.run(client, "BLPOP", f"k{ms}", str(ms / 1000))
+    assert len(h.loop.live()) == 1
+    timed_out = []
+    for _ in range(3):
+        h.loop.advance(100)
+        timed_out += [ms for ms, c in clients.items() if h.raw(c) == b"*-1\r\n"]
+        assert len(h.loop.live()) == (1 if len(timed_out) < 3 else 0)
+    assert timed_out == [100, 200, 300]
+
+
+def test_served_clients_do_not_pile_up_deadlines(h: Harness) -> None:
+    """A served client leaves its heap entry behind; they are dropped before they outnumber
+    the blocked clients by much, and a client re-run and blocked again adds none."""
+    waiter, pusher, other = h.client(), h.client(), h.client()
+    h.run(other, "BLPOP", "never", "100")
+    for _ in range(500):
+        h.clock.advance(1)  # every block has its own deadline
+        h.run(waiter, "BLPOP", "k", "1")
+        h.run(pusher, "SET", "k", "not a list")  # wakes nobody: a list command waits
+        h.run(pusher, "DEL", "k")
+        h.run(pusher, "RPUSH", "k", "v")
+        assert h.replies(waiter) == [[b"k", b"v"]]
+    assert len(h.manager._deadlines) <= 2 * 1 + 64 + 1
+    # Left-over entries come due; only a client blocked with that deadline times out.
+    h.run(waiter, "BLPOP", "k", "2")
+    h.loop.advance(1999)
+    assert waiter.blocked and h.raw(waiter) == b""
+    h.loop.advance(1)
+    assert h.raw(waiter) == b"*-1\r\n"
+    h.loop.advance(100_000)
+    assert h.raw(other) == b"*-1\r\n" and not h.manager._deadlines
+
+
 def test_blmove_chain_in_one_pass(h: Harness) -> None:
     mover, popper = h.client(), h.client()
     h.run(mover, "BLMOVE", "src", "dst", "RIGHT", "LEFT", "0")
@@ -364,6 +402,21 @@ def test_reblocked_client_keeps_deadline_and_goes_last(h: Harness) -> None:
     writer.modified(b"k")
     h.server.before_return()
     assert h.replies(second) == [b"served"] and h.manager.blocked_count == 0
+
+
+def test_reruns_that_block_again_add_no_deadline(h: Harness) -> None:
+    _install_probe(h, A.STRING)  # no blocked type: any write re-runs it
+    client, writer, other = h.client(), h.client(), h.client()
+    h.run(other, "BLOCKPROBE", "elsewhere")  # a second deadline, due at the same time
+    h.run(client, "BLOCKPROBE", "k")
+    for i in range(200):
+        h.server.keyspace[0].set(b"k", b"not yet %d" % i)
+        writer.modified(b"k")
+        h.server.before_return()
+        assert client.blocked
+    assert len(h.manager._deadlines) == 2 and len(h.loop.live()) == 1
+    h.loop.advance(1000)
+    assert h.raw(client) == h.raw(other) == b"*-1\r\n" and not h.loop.live()
 
 
 def test_unblock_on_nokey_reruns_when_the_key_goes(h: Harness) -> None:
