@@ -97,12 +97,12 @@ def sunsubscribe(ctx: Any, args: Args) -> Any:
 
 def publish(ctx: Any, args: Args) -> Any:
     argv = args.argv
-    return ctx.server.pubsub.publish(argv[1], argv[2])
+    return ctx.server.pubsub.publish(argv[1], argv[2], publisher=ctx)
 
 
 def spublish(ctx: Any, args: Args) -> Any:
     argv = args.argv
-    return ctx.server.pubsub.publish(argv[1], argv[2], shard=True)
+    return ctx.server.pubsub.publish(argv[1], argv[2], shard=True, publisher=ctx)
 
 
 def _channels(ctx: Any, args: Args, shard: bool) -> Any:

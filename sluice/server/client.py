@@ -48,7 +48,7 @@ class Client:
         "bstate", "reply_mode", "closing", "closed", "paused_reading", "no_evict", "no_touch",
         "obuf_soft_since",
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
-        "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo",
+        "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo", "deferred_pushes",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -99,6 +99,8 @@ class Client:
         # A handler's parse of this connection's last request of its kind, for the next one
         # that is equal (a consumer sends the same XREADGROUP ... BLOCK after every reply).
         self.parse_memo: tuple[list[bytes], Any] | None = None
+        # Messages this connection published to itself, sent after its command's reply.
+        self.deferred_pushes: list[bytes] | None = None
 
     # -- the handler API ------------------------------------------------------------------
 

@@ -207,6 +207,10 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
     reply = call(server, client, cmd, argv)
     if reply is not BLOCKED:
         client.add_reply(reply)
+    if client.deferred_pushes is not None:  # it published to itself: after the reply
+        for frame in client.deferred_pushes:
+            client.add_raw(frame)
+        client.deferred_pushes = None
     if server.blocking.ready_keys:
         # Serve the keys this command made ready before the client's next command runs, as
         # Redis's processCommand does: LPUSH k v; LLEN k in one pipeline sees v already taken.

@@ -97,16 +97,22 @@ class PubSub:
 
     # -- publishing ----------------------------------------------------------------------------
 
-    def publish(self, channel: bytes, message: bytes, shard: bool = False) -> int:
+    def publish(self, channel: bytes, message: bytes, shard: bool = False,
+                publisher: Client | None = None) -> int:
         """Deliver to the channel's subscribers (and, unless ``shard``, to the clients whose
-        patterns match); the number of deliveries, a client counted once per match."""
+        patterns match); the number of deliveries, a client counted once per match.
+
+        A message to the ``publisher`` itself (a RESP3 connection may publish while
+        subscribed, and MULTI can queue SUBSCRIBE then PUBLISH) waits in its
+        ``deferred_pushes`` until the reply of the command it runs has been added (Redis
+        7.2+; 7.0 put it before PUBLISH's reply, or in the middle of EXEC's)."""
         frames = _Frames()
         receivers = 0
         subscribers = (self.shard_channels if shard else self.channels).get(channel)
         if subscribers:
             kind = b"smessage" if shard else b"message"
             for client in subscribers:
-                client.add_raw(frames.get(client.resp3, (kind, channel, message)))
+                _push(client, frames.get(client.resp3, (kind, channel, message)), publisher)
             receivers += len(subscribers)
         if not shard and self.patterns:
             matchers = self._matchers
@@ -114,8 +120,8 @@ class PubSub:
                 if matchers[pattern](channel):
                     frames = _Frames()  # pmessage frames name the pattern
                     for client in subscribers:
-                        client.add_raw(
-                            frames.get(client.resp3, (b"pmessage", pattern, channel, message)))
+                        _push(client, frames.get(
+                            client.resp3, (b"pmessage", pattern, channel, message)), publisher)
                     receivers += len(subscribers)
         return receivers
 
@@ -132,6 +138,15 @@ class PubSub:
             return list(names)
         match = compile_pattern(pattern)
         return [ch for ch in names if match(ch)]
+
+
+def _push(client: Client, frame: bytes, publisher: Client | None) -> None:
+    if client is publisher:
+        if client.deferred_pushes is None:
+            client.deferred_pushes = []
+        client.deferred_pushes.append(frame)
+    else:
+        client.add_raw(frame)
 
 
 class _Frames:

@@ -50,7 +50,7 @@ SCENARIOS: dict[str, list[Step]] = {
         ("a", ["PING", "hi"], 1),
         ("a", ["GET", "k"], 1),  # refused in RESP2, runs in RESP3
         ("a", ["CLIENT", "ID", "x"], 1),
-        ("a", ["PUBLISH", "c", "self"], 1),  # RESP3: the push, then the count
+        ("a", ["PUBLISH", "c", "self"], 1),  # RESP3: the count, then the push (7.2+)
         ("a", None, 0),
         ("a", ["UNSUBSCRIBE", "c"], 1),
         ("a", ["PING"], 1),
@@ -119,11 +119,20 @@ def _conversation(port: int, protocol: int, steps: list[Step]) -> list[bytes]:
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_same_conversation(sluice: Any, reference: Any, name: str, protocol: int) -> None:
     steps = SCENARIOS[name]
-    if protocol == 3 and name == "what a subscribed connection may run":
-        # In RESP3 the self-publish push arrives before PUBLISH's count: one more to read.
+    self_publish = protocol == 3 and name == "what a subscribed connection may run"
+    if self_publish:
+        # In RESP3 a subscriber may publish to itself: one more frame to read, the push.
         steps = [(c, cmd, n + 1) if cmd is None else (c, cmd, n) for c, cmd, n in steps]
-    assert (_conversation(sluice.port, protocol, steps)
-            == _conversation(reference.port, protocol, steps))
+    ours = _conversation(sluice.port, protocol, steps)
+    theirs = _conversation(reference.port, protocol, steps)
+    if self_publish:
+        # Redis 7.2 sends that push after PUBLISH's own reply (redis/redis#12326, which also
+        # keeps it out of EXEC's array); the installed 7.0.15 sends it before.
+        push = b"a: >3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$4\r\nself\r\n"
+        at = theirs.index(push)
+        assert theirs[at + 1] == b"a: :1\r\n"
+        theirs[at], theirs[at + 1] = theirs[at + 1], theirs[at]
+    assert ours == theirs
 
 
 @pytest.mark.differential

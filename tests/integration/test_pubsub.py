@@ -111,8 +111,33 @@ def test_resp3_subscriber_runs_anything(r3: redis.Redis, sluice: ThreadedServer)
         c.send("SUBSCRIBE", "c")
         assert c.read_replies(1) == [b">3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n"]
         assert c.call("SET", "k", "v") == b"+OK\r\n"
-        c.send("PUBLISH", "c", "me")  # the push comes before PUBLISH's own reply
-        assert c.read_replies(2) == [b">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$2\r\nme\r\n", b":1\r\n"]
+        # The push to itself comes after PUBLISH's own reply (Redis 7.2+, redis/redis#12326;
+        # 7.0 sent it before).
+        c.send("PUBLISH", "c", "me")
+        assert c.read_replies(2) == [b":1\r\n", b">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$2\r\nme\r\n"]
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_publish_to_self_inside_multi_comes_after_exec(sluice: ThreadedServer,
+                                                       protocol: int) -> None:
+    """EXEC's array holds its commands' replies only; a message the transaction published to
+    its own connection follows it (Redis 7.2+; 7.0 put it inside the array, leaving PUBLISH's
+    count outside, a stream no client can read)."""
+    c = RawClient(sluice.port, protocol)
+    try:
+        for command in (("MULTI",), ("SUBSCRIBE", "ch"), ("PUBLISH", "ch", "msg"),
+                        ("PUBLISH", "ch", "again")):
+            c.send(*command)
+        c.read_replies(4)  # +OK, +QUEUED x3
+        c.send("EXEC")
+        push = b">" if protocol == 3 else b"*"
+        subscribed = push + b"3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
+        assert c.read_replies(3) == [
+            b"*3\r\n" + subscribed + b":1\r\n:1\r\n",
+            push + b"3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$3\r\nmsg\r\n",
+            push + b"3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$5\r\nagain\r\n"]
     finally:
         c.close()
 
