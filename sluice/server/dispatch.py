@@ -28,7 +28,7 @@ from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.stream_errors import StreamError
 
-from .client import BLOCKED, REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Client
+from .client import BLOCKED, REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Blocked, Client
 from .limits import FLUSH_CHUNK
 from .security import check_protected_command
 
@@ -65,14 +65,15 @@ def lookup(table: dict[bytes, Cmd], argv: list[bytes]) -> Cmd | CommandError:
 
 
 def is_plain(cmd: Cmd) -> bool:
-    """A command that can neither block nor change how this connection's next command is
-    dispatched (auth, ACL, MULTI, subscriptions, CLIENT REPLY or PAUSE ...): ``run_batch``
-    may run it without ``process_command``'s checks while they would all pass."""
+    """A command that cannot change how this connection's next command is dispatched (auth,
+    ACL, MULTI, subscriptions, CLIENT REPLY or PAUSE ...): ``run_batch`` may run it without
+    ``process_command``'s checks while they would all pass. It may block (BLPOP, XREADGROUP):
+    the batch then stops, as after the full path."""
     return (not cmd.subcommands and not cmd.flags & _NOT_PLAIN
             and cmd.name not in _MULTI_IMMEDIATE)
 
 
-_NOT_PLAIN = F.BLOCKING | F.PROTECTED | F.NO_AUTH | F.PUBSUB | F.ADMIN | F.NO_MULTI
+_NOT_PLAIN = F.PROTECTED | F.NO_AUTH | F.PUBSUB | F.ADMIN | F.NO_MULTI
 _NO_COMMANDS: dict[bytes, Cmd] = {}
 
 
@@ -120,7 +121,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
                 reply = cmd.handler(client, args)  # type: ignore[misc]
             except Exception as e:  # noqa: BLE001 - a bug must never take the server down
                 reply = handler_error(server, cmd, e)
-            ENCODERS.get(type(reply), encode_other)(client.out, reply, client.resp3)
+            _ENCODERS.get(type(reply), encode_other)(client.out, reply, client.resp3)
             end = _perf_ns()
             duration = (end - start) // 1000
             start = end
@@ -132,7 +133,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             if blocking.ready_keys:
                 blocking.handle_clients_blocked_on_keys()
                 start = _perf_ns()
-            if len(client.out) <= FLUSH_CHUNK:
+            if len(client.out) <= FLUSH_CHUNK and reply is not BLOCKED:
                 continue
         else:
             process_command(server, client, argv)
@@ -151,6 +152,14 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             return batch[ran:]
     server.commands_processed += ran
     return []
+
+
+def _no_reply(out: bytearray, reply: Any, resp3: bool) -> None:
+    """A command that blocked has no reply yet."""
+
+
+# The reply encoders, and nothing for BLOCKED (the short path encodes without looking).
+_ENCODERS = {**ENCODERS, Blocked: _no_reply}
 
 
 def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
