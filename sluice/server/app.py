@@ -264,8 +264,8 @@ class Server:
             batch, self.unblocked_clients = self.unblocked_clients, []
             for client in batch:
                 client.unblocked = False
-                if client.bstate is None and not client.closed:
-                    self.process_input(client)
+                if client.bstate is None and not client.closed and client.reader.pending():
+                    self.process_input(client)  # requests that came after the blocked one
 
     def before_return(self) -> None:
         """Serve ready keys and resume unblocked clients, then see that ``write_replies``
