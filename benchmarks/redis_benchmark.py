@@ -7,7 +7,7 @@ client and the kernel, so compare those by server CPU microseconds per request; 
 pipelined runs by requests/s.
 
     python benchmarks/redis_benchmark.py [--requests N] [--clients C] [--loops asyncio,uvloop]
-        [--tests ping,set,get] [--xadd]
+        [--tests ping,set,get] [--stream] [--pipelines 1,16]
 
 Not part of the test suite: numbers go to the README and issue notes.
 """
