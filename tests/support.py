@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -269,6 +270,17 @@ class RawClient:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def command_counts(port: int) -> dict[str, str]:
+    """INFO commandstats without the timings: calls, rejected and failed per command."""
+    admin = RawClient(port)
+    try:
+        info = admin.call("INFO", "commandstats").decode()
+    finally:
+        admin.close()
+    return {m[1]: re.sub(r"usec(_per_call)?=[0-9.]+,", "", m[2])
+            for m in re.finditer(r"cmdstat_([^:]+):(.*)\r", info)}
 
 
 class RecordingAof:

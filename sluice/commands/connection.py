@@ -387,6 +387,10 @@ def client_unblock(ctx: Any, args: Args) -> Any:
     server.blocking.unblock_client(
         target, UNBLOCKED_ERROR if mode == b"ERROR" else target.bstate.on_timeout
     )
+    if mode == b"ERROR" and ctx.cmd is not None:
+        # Redis counts a command as failed when an error reply went out while it ran, to
+        # any client (the total-error-replies delta in call()): this one sent the target's.
+        ctx.cmd.failed_calls += 1
     return 1
 
 

@@ -231,11 +231,20 @@ class BlockingManager:
                 self._arm(0)
 
     def unblock_client(self, client: Client, reply: Any) -> None:
-        """Unblock without re-running: send ``reply`` (timeout, CLIENT UNBLOCK, errors)."""
-        if client.bstate is None:
+        """Unblock without re-running: send ``reply`` (timeout, CLIENT UNBLOCK, errors).
+
+        The command is done: its call is counted now (one per command, as Redis's
+        updateStatsOnUnblock; a call that blocks is not counted), an error reply as failed."""
+        state = client.bstate
+        if state is None:
             return
         self._detach(client)
         client.bstate = None
+        if state.cmd is not None:
+            state.cmd.calls += 1
+            if type(reply) is ErrorReply:
+                state.cmd.failed_calls += 1
+                self.server.count_error(reply)
         client.add_reply(reply)  # None is a reply too: BLMOVE's timeout is a null bulk
         self.server.queue_unblocked(client)
 

@@ -125,7 +125,8 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             end = _perf_ns()
             duration = (end - start) // 1000
             start = end
-            cmd.calls += 1
+            if reply is not BLOCKED:  # counted once, when it is done (see call)
+                cmd.calls += 1
             cmd.usec += duration
             if (type(reply) is ErrorReply or duration >= server.slow_threshold_us
                     or server.monitors or (server.dirty != dirty and server.aof is not None)):
@@ -276,7 +277,11 @@ def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes]) -> Any:
     except Exception as e:  # noqa: BLE001 - a bug must never take the server down
         reply = handler_error(server, cmd, e)
     duration = (_perf_ns() - start) // 1000
-    cmd.calls += 1
+    if reply is not BLOCKED:
+        # A command that blocks is counted once, when it is done: by the re-run that serves
+        # it, or on timeout or CLIENT UNBLOCK (BlockingManager.unblock_client). Its time is
+        # counted every time it runs, as Redis adds up a blocked command's duration.
+        cmd.calls += 1
     cmd.usec += duration
     if (type(reply) is ErrorReply or duration >= server.slow_threshold_us or server.monitors
             or (server.dirty != dirty and server.aof is not None)):

@@ -18,7 +18,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.support import ProcessServer, RawClient, ThreadedServer, resp_frame_end, wait_until
+from tests.support import (
+    ProcessServer,
+    RawClient,
+    ThreadedServer,
+    command_counts,
+    resp_frame_end,
+    wait_until,
+)
 
 pytestmark = pytest.mark.differential
 
@@ -72,17 +79,6 @@ def read_until_reset(sock: socket.socket) -> list[bytes]:
         del buf[:end]
         if frames[-1] == END and not buf:
             return frames
-
-
-def command_counts(port: int) -> dict[str, str]:
-    """INFO commandstats without the timings: calls, rejected and failed per command."""
-    admin = RawClient(port)
-    try:
-        info = admin.call("INFO", "commandstats").decode()
-    finally:
-        admin.close()
-    return {m[1]: re.sub(r"usec(_per_call)?=[0-9.]+,", "", m[2])
-            for m in re.finditer(r"cmdstat_([^:]+):(.*)\r", info)}
 
 
 def run_both(commands: list[str], sluice: ThreadedServer, reference: ProcessServer) -> None:
