@@ -4,8 +4,10 @@
   (``blocking_keys[(db, key)]``), and its deadline in one heap for all blocked clients (Redis
   keeps a radix tree of timeouts). One loop timer is armed for the earliest deadline; when it
   fires, every client whose deadline has come gets its timeout reply, in deadline order. No
-  future, task or timer per waiter; a served client leaves its heap entry behind, skipped when
-  it comes up (and dropped when the heap holds many more entries than blocked clients).
+  future, task or timer per waiter; a served or departed client leaves its heap entry behind,
+  skipped when it comes up, and all such entries are dropped once the heap holds more than
+  twice as many entries as clients blocked with a deadline, plus 64 (checked when a client
+  blocks or disconnects).
 * ``signal_key_as_ready``: every write to a key (``Server.key_modified``) that has waiters
   appends it to ``ready_keys`` once.
 * ``handle_clients_blocked_on_keys``: runs right after every command that is not queued in
@@ -252,6 +254,9 @@ class BlockingManager:
         if client.bstate is not None:
             self._detach(client)
             client.bstate = None
+            # Its heap entry holds the whole client until its deadline: not too many of those.
+            if len(self._deadlines) > 2 * self._timed + 64:
+                self._drop_stale()
 
     # -- timeouts ---------------------------------------------------------------------------
 

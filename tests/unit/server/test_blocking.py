@@ -257,6 +257,21 @@ def test_served_clients_do_not_pile_up_deadlines(h: Harness) -> None:
     assert h.raw(other) == b"*-1\r\n" and not h.manager._deadlines
 
 
+def test_departed_clients_do_not_pile_up_deadlines(h: Harness) -> None:
+    """A client that disconnects while blocked leaves its entry (and so itself) in the heap
+    until its deadline; they are dropped before they outnumber the blocked clients by much."""
+    stays = h.client()
+    h.run(stays, "BLPOP", "k", "100")
+    leaving = [h.client() for _ in range(300)]
+    for client in leaving:
+        h.run(client, "BLPOP", "k", "3600")
+    for client in leaving:
+        h.server.unlink_client(client)
+    assert len(h.manager._deadlines) <= 2 * 1 + 64 + 1
+    h.loop.advance(100_000)
+    assert h.raw(stays) == b"*-1\r\n"
+
+
 def test_blmove_chain_in_one_pass(h: Harness) -> None:
     mover, popper = h.client(), h.client()
     h.run(mover, "BLMOVE", "src", "dst", "RIGHT", "LEFT", "0")
