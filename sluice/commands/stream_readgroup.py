@@ -235,36 +235,28 @@ def xreadgroup(ctx: Any, args: Args) -> Any:
     if a.block_ms is not None:
         # Inside MULTI this answers at once with the timeout reply, as Redis does.
         return ctx.block(a.keys, a.block_ms, NULL_ARRAY, unblock_on_nokey=True,
-                         memo=(ctx.argv, a))
+                         memo=(ctx.argv, a), ready_key=a.group if a.claim is None else None)
     return NULL_ARRAY
 
 
-def ready_check(client: Any, db: Any, key: bytes, verdicts: dict[Any, bool]) -> bool:
+def ready_check(client: Any, db: Any, key: bytes) -> bool:
     """Could re-running this blocked XREADGROUP serve it from ``key``? (blocking.py asks)
 
     Every write to a stream signals it, and all its blocked readers would otherwise be re-run
     although only the first can take a new entry; the others would just block again. False
     only when it certainly could not: the group is at the stream's end and there is no CLAIM.
     A deleted, retyped or group-less key always re-runs, so the command gives its error.
-    The answer depends on the group alone, so it is shared through ``verdicts`` with the
-    group's other readers until something is re-run.
+    Without CLAIM the answer depends on the group alone: the reader blocks with the group's
+    name as its ``ready_key``, and its group's other readers share the answer.
     """
     state = client.bstate
     cached = state.memo if state is not None else None
     if cached is None or cached[0] is not state.argv or cached[1].claim is not None:
         return True
-    name = cached[1].group
-    verdict = verdicts.get(name)
-    if verdict is None:
-        verdict = verdicts[name] = _group_has_new(db.peek(key), name)
-    return verdict
-
-
-def _group_has_new(stream: Any, name: bytes) -> bool:
-    """False only if group ``name`` of ``stream`` certainly has nothing new to deliver."""
+    stream = db.peek(key)
     if type(stream) is not Stream:
         return True
-    group = stream.groups.get(name)
+    group = stream.groups.get(cached[1].group)
     if group is None:
         return True
     if group.last_id >= stream.last_id or not stream.length:

@@ -61,11 +61,11 @@ class BlockState:
     """Why and until when a client is blocked (Redis's ``blockingState``)."""
 
     __slots__ = ("keys", "db", "deadline_ms", "on_timeout", "argv", "cmd",
-                 "unblock_on_nokey", "key_types", "btype", "ready_check", "memo")
+                 "unblock_on_nokey", "key_types", "btype", "ready_check", "ready_key", "memo")
 
     def __init__(self, db: Database, keys: list[bytes], deadline_ms: int, on_timeout: Any,
                  argv: list[bytes], unblock_on_nokey: bool, btype: bytes | None = None,
-                 cmd: Cmd | None = None, memo: Any = None) -> None:
+                 cmd: Cmd | None = None, memo: Any = None, ready_key: Any = None) -> None:
         self.db = db
         self.keys = keys  # distinct keys the client waits on
         self.deadline_ms = deadline_ms  # unix ms, 0 = forever
@@ -75,12 +75,12 @@ class BlockState:
         self.unblock_on_nokey = unblock_on_nokey  # XREADGROUP: deleted/retyped key -> re-run
         self.key_types: dict[bytes, bytes] = {}  # type of each key when the client blocked
         self.btype = btype  # the key type that can serve the command; None: any
-        # The handler's optional ``ready_check(client, db, key, verdicts) -> bool``: False
-        # means a re-run could not serve the client, which then stays blocked in its place
-        # without one. ``verdicts`` is a dict one pass over a key's waiters shares between
-        # the checks, emptied after every re-run: ten readers of one group need one look at
-        # the group, not ten.
+        # The handler's optional ``ready_check(client, db, key) -> bool``: False means a
+        # re-run could not serve the client, which then stays blocked in its place without
+        # one. Waiters with the same ``ready_key`` (XREADGROUP: the group) get the same answer
+        # until something is re-run, so ten readers of one group need one look at the group.
         self.ready_check: Any = None if cmd is None else cmd.ready_check
+        self.ready_key = ready_key
         self.memo = memo  # the handler's own, for its re-runs (ctx.block's ``memo``)
 
 
@@ -106,7 +106,8 @@ class BlockingManager:
 
     def block_for_keys(self, client: Client, keys: list[bytes], timeout_ms: int,
                        on_timeout: Any, argv: list[bytes] | None,
-                       unblock_on_nokey: bool, memo: Any = None) -> Any:
+                       unblock_on_nokey: bool, memo: Any = None,
+                       ready_key: Any = None) -> Any:
         """Park ``client`` on ``keys``; returns ``BLOCKED`` (or ``on_timeout`` inside EXEC)."""
         if client.in_exec:
             # MULTI never blocks (Redis's CLIENT_DENY_BLOCKING): answer as a timeout would.
@@ -122,7 +123,8 @@ class BlockingManager:
         distinct = keys if len(keys) == 1 else list(dict.fromkeys(keys))
         cmd = client.cmd
         state = BlockState(db, distinct, deadline, on_timeout, argv or client.argv,
-                           unblock_on_nokey, None if cmd is None else cmd.btype, cmd, memo)
+                           unblock_on_nokey, None if cmd is None else cmd.btype, cmd, memo,
+                           ready_key)
         if unblock_on_nokey:
             state.key_types = {k: db.type_of(k) for k in distinct}
         # A re-run client was detached from its queues by _rerun before the call.
@@ -174,7 +176,7 @@ class BlockingManager:
         left XREADGROUP readers with nothing new blocked).
         """
         key_type = db.type_of(key)  # again after each re-run, which may change it
-        verdicts: dict[Any, bool] = {}  # the ready checks' shared answers since the last re-run
+        verdicts: dict[Any, bool] = {}  # ready_key -> ready_check's answer since the last re-run
         for client, state in [(c, c.bstate) for c in queue]:
             if state is None or client.bstate is not state:
                 continue  # served through another key, unblocked or gone meanwhile
@@ -190,8 +192,15 @@ class BlockingManager:
             elif state.btype is not None and key_type != state.btype:
                 continue
             check = state.ready_check
-            if check is not None and not check(client, db, key, verdicts):
-                continue  # nothing for it yet (XREADGROUP after another reader took the entry)
+            if check is not None:
+                token = state.ready_key
+                ready = verdicts.get(token) if token is not None else None
+                if ready is None:
+                    ready = check(client, db, key)
+                    if token is not None:
+                        verdicts[token] = ready
+                if not ready:
+                    continue  # nothing for it yet (XREADGROUP: another reader took the entry)
             self._rerun(client)
             key_type = db.type_of(key)
             verdicts.clear()

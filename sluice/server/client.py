@@ -120,6 +120,7 @@ class Client:
         argv: list[bytes] | None = None,
         unblock_on_nokey: bool = False,
         memo: Any = None,
+        ready_key: Any = None,
     ) -> Blocked:
         """Park this client until one of ``keys`` is written, then run the command again.
 
@@ -129,10 +130,11 @@ class Client:
 freezes ``$`` to the last ID). ``unblock_on_nokey``: a deleted key or a type change
         re-runs the command, which then gives its own error (XREADGROUP: NOGROUP or
         WRONGTYPE). ``memo`` is kept for the handler's re-runs and its ``ready_check``
-        (``bstate.memo``).
+        (``bstate.memo``). Waiters with the same ``ready_key`` share one ``ready_check``
+        answer until something is re-run.
         """
         return self.server.blocking.block_for_keys(
-            self, keys, timeout_ms, on_timeout, argv, unblock_on_nokey, memo
+            self, keys, timeout_ms, on_timeout, argv, unblock_on_nokey, memo, ready_key
         )
 
     def rewrite_argv(self, *argvs: list[bytes]) -> None:
