@@ -241,7 +241,7 @@ class Server:
                 reader.put_back(rest)
                 break
             if not reader.pending():
-                break  # the common case: the input ended on a request boundary
+                return  # the common case: the input ended on a request boundary
         if reader.pending() > self.config.client_query_buffer_limit:
             log.warning("Closing client that reached max query buffer length (qbuf=%d)",
                         reader.pending())
