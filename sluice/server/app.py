@@ -249,7 +249,7 @@ class Server:
 
     def call_unblocked(self, client: Client, cmd: Cmd, argv: list[bytes]) -> None:
         """Re-run a blocked client's command (the table entry it blocked in)."""
-        reply = call(self, client, cmd, argv)
+        reply = call(self, client, cmd, argv, rerun=True)
         if reply is not BLOCKED:
             client.add_reply(reply)
 

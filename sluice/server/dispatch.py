@@ -265,8 +265,12 @@ def reject(server: Server, client: Client, err: CommandError, cmd: Cmd | None) -
     client.add_reply(err.reply)
 
 
-def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes]) -> Any:
-    """Execute ``cmd``; returns its reply (or ``BLOCKED``). Never raises for command errors."""
+def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], rerun: bool = False) -> Any:
+    """Execute ``cmd``; returns its reply (or ``BLOCKED``). Never raises for command errors.
+
+    ``rerun``: a blocked command run again because a key it waits on was written; MONITOR
+    has already seen it (Redis feeds monitors when a command first runs, not when it is
+    reprocessed)."""
     client.argv = argv
     client.cmd = cmd
     client.propagate_argv = None
@@ -283,9 +287,10 @@ def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes]) -> Any:
         # counted every time it runs, as Redis adds up a blocked command's duration.
         cmd.calls += 1
     cmd.usec += duration
-    if (type(reply) is ErrorReply or duration >= server.slow_threshold_us or server.monitors
+    if (type(reply) is ErrorReply or duration >= server.slow_threshold_us
+            or (server.monitors and not rerun)
             or (server.dirty != dirty and server.aof is not None)):
-        after_call(server, client, cmd, argv, reply, duration, dirty)
+        after_call(server, client, cmd, argv, reply, duration, dirty, monitor=not rerun)
     return reply
 
 
@@ -299,7 +304,7 @@ def handler_error(server: Server, cmd: Cmd, e: Exception) -> ErrorReply:
 
 
 def after_call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], reply: Any,
-               duration: int, dirty: int) -> None:
+               duration: int, dirty: int, monitor: bool = True) -> None:
     """The books a command keeps only sometimes: error stats, SLOWLOG and LATENCY, the AOF,
     MONITOR. The caller has already seen that at least one of them applies."""
     if type(reply) is ErrorReply:
@@ -313,7 +318,7 @@ def after_call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], repl
             argvs = [argv]
         if argvs:  # [] means the handler logged its effects itself (EXEC)
             server.aof.feed(client.db.id, argvs)
-    if server.monitors and not cmd.flags & (F.SKIP_MONITOR | F.ADMIN):
+    if monitor and server.monitors and not cmd.flags & (F.SKIP_MONITOR | F.ADMIN):
         server.feed_monitors(client, argv)
 
 

@@ -17,7 +17,13 @@ from typing import Any
 import hiredis
 import pytest
 
-from tests.support import ProcessServer, RawClient, ThreadedServer, require_redis_server
+from tests.support import (
+    ProcessServer,
+    RawClient,
+    ThreadedServer,
+    require_redis_server,
+    wait_until,
+)
 
 pytestmark = pytest.mark.differential
 
@@ -243,6 +249,32 @@ def test_monitor_lines(sluice: ThreadedServer, reference: Any) -> None:
         outputs.append([re.sub(rb"^\+\d+\.\d{6} \[(\d+) [\d.]+:\d+\]", rb"[\1]", line)
                         for line in lines])
     assert outputs[0] == outputs[1]
+
+
+def test_monitor_shows_a_blocked_command_once(sluice: ThreadedServer, reference: Any) -> None:
+    """A blocking command appears when it first runs; serving it (Sluice re-runs it, as Redis
+    7.2 does) or timing it out adds no line."""
+    outputs = []
+    for port in (sluice.port, reference.port):
+        mon = socket.create_connection(("127.0.0.1", port), timeout=10)
+        mon.sendall(b"MONITOR\r\n")
+        assert mon.recv(5) == b"+OK\r\n"
+        admin, waiter = RawClient(port), RawClient(port)
+        waiter.send("BLPOP", "l", "5")
+        wait_until(lambda admin=admin: b"blocked_clients:1\r" in admin.call("INFO", "clients"),
+                   what="the BLPOP to block")
+        admin.call("RPUSH", "l", "x")
+        assert waiter.read_reply() == b"*2\r\n$1\r\nl\r\n$1\r\nx\r\n"
+        assert waiter.call("XREAD", "BLOCK", "10", "STREAMS", "s", "$") == b"*-1\r\n"
+        admin.call("DEL", "end")
+        lines = _read_until(mon, b'"DEL" "end"\r\n').split(b"\r\n")
+        for c in (admin, waiter):
+            c.close()
+        mon.close()
+        outputs.append([re.sub(rb"^\+\d+\.\d{6} \[(\d+) [\d.]+:\d+\]", rb"[\1]", line)
+                        for line in lines if b'"INFO"' not in line])
+    assert outputs[0] == outputs[1]
+    assert sum(b'"BLPOP"' in line for line in outputs[0]) == 1
 
 
 def test_slowlog_entries(raw_pair: Any) -> None:
