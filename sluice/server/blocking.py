@@ -251,11 +251,15 @@ class BlockingManager:
             return
         self._detach(client)
         client.bstate = None
-        if state.cmd is not None:
-            state.cmd.calls += 1
+        cmd = state.cmd
+        if cmd is not None:
+            cmd.calls += 1
             if type(reply) is ErrorReply:
-                state.cmd.failed_calls += 1
+                cmd.failed_calls += 1
                 self.server.count_error(reply)
+            if client.blocked_usec >= self.server.slow_threshold_us:
+                self.server.slow_command(client, cmd, state.argv, client.blocked_usec)
+        client.blocked_usec = 0
         client.add_reply(reply)  # None is a reply too: BLMOVE's timeout is a null bulk
         self.server.queue_unblocked(client)
 

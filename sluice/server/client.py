@@ -49,6 +49,7 @@ class Client:
         "obuf_soft_since",
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
         "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo", "deferred_pushes",
+        "blocked_usec",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -101,6 +102,8 @@ class Client:
         self.parse_memo: tuple[list[bytes], Any] | None = None
         # Messages this connection published to itself, sent after its command's reply.
         self.deferred_pushes: list[bytes] | None = None
+        # Run time of the blocked command's runs so far: the slow log gets the sum once.
+        self.blocked_usec = 0
 
     # -- the handler API ------------------------------------------------------------------
 

@@ -127,6 +127,8 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             start = end
             if reply is not BLOCKED:  # counted once, when it is done (see call)
                 cmd.calls += 1
+            else:
+                client.blocked_usec += duration
             cmd.usec += duration
             if (type(reply) is ErrorReply or duration >= server.slow_threshold_us
                     or server.monitors or (server.dirty != dirty and server.aof is not None)):
@@ -281,12 +283,18 @@ def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], rerun: boo
     except Exception as e:  # noqa: BLE001 - a bug must never take the server down
         reply = handler_error(server, cmd, e)
     duration = (_perf_ns() - start) // 1000
+    cmd.usec += duration
     if reply is not BLOCKED:
         # A command that blocks is counted once, when it is done: by the re-run that serves
         # it, or on timeout or CLIENT UNBLOCK (BlockingManager.unblock_client). Its time is
-        # counted every time it runs, as Redis adds up a blocked command's duration.
+        # counted every time it runs, and the slow log sees the runs' sum once, at the end,
+        # as Redis adds up a blocked command's duration.
         cmd.calls += 1
-    cmd.usec += duration
+        if client.blocked_usec:
+            duration += client.blocked_usec
+            client.blocked_usec = 0
+    else:
+        client.blocked_usec += duration
     if (type(reply) is ErrorReply or duration >= server.slow_threshold_us
             or (server.monitors and not rerun)
             or (server.dirty != dirty and server.aof is not None)):
@@ -310,7 +318,7 @@ def after_call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], repl
     if type(reply) is ErrorReply:
         cmd.failed_calls += 1
         server.count_error(reply)
-    if duration >= server.slow_threshold_us:
+    if duration >= server.slow_threshold_us and reply is not BLOCKED:
         server.slow_command(client, cmd, argv, duration)
     if server.dirty != dirty and server.aof is not None:
         argvs = client.propagate_argv

@@ -297,6 +297,30 @@ def test_slowlog_entries(raw_pair: Any) -> None:
     assert entries[0] == entries[1]
 
 
+def test_slowlog_has_a_served_blocking_command_once(sluice: ThreadedServer,
+                                                     reference: Any) -> None:
+    """One entry when it is done, not one per run (Sluice runs a served command twice)."""
+    logged = []
+    for port in (sluice.port, reference.port):
+        admin, waiter = RawClient(port), RawClient(port)
+        admin.call("CONFIG", "SET", "slowlog-log-slower-than", "0")
+        try:
+            admin.call("SLOWLOG", "RESET")
+            waiter.send("BLPOP", "l", "5")
+            wait_until(lambda admin=admin: b"blocked_clients:1\r" in admin.call("INFO", "clients"),
+                       what="the BLPOP to block")
+            admin.call("RPUSH", "l", "x")
+            waiter.read_reply()
+        finally:
+            admin.call("CONFIG", "SET", "slowlog-log-slower-than", "10000")
+        got = _parse(admin.call("SLOWLOG", "GET", "-1"))
+        logged.append([e[3] for e in got if e[3][0] != b"INFO"])
+        for c in (admin, waiter):
+            c.close()
+    assert logged[0] == logged[1]
+    assert [argv[0] for argv in logged[0]].count(b"BLPOP") == 1
+
+
 def test_commandstats_and_errorstats(raw_pair: Any) -> None:
     results = []
     for c in raw_pair:

@@ -460,3 +460,18 @@ def test_stress_threads_brpop_every_element_once(rr: redis.Redis, sluice: Thread
     assert not any(t.is_alive() for t in threads)
     assert sorted(v for values in got for v in values) == sorted(pushed)
     assert rr.exists(*keys) == 0
+
+
+def test_timed_out_command_is_in_the_slow_log_once(r: redis.Redis) -> None:
+    """Done by its timeout: counted and slow-logged then, once (Redis 7.2+ updateStatsOnUnblock;
+    7.0.15 leaves it out of the slow log)."""
+    r.config_set("slowlog-log-slower-than", 0)
+    try:
+        r.slowlog_reset()
+        r.config_resetstat()
+        assert r.blpop(["nothing-here"], timeout=0.01) is None
+        logged = [e["command"] for e in r.slowlog_get(10)]
+        assert logged.count(b"BLPOP nothing-here 0.01") == 1
+        assert r.info("commandstats")["cmdstat_blpop"]["calls"] == 1
+    finally:
+        r.config_set("slowlog-log-slower-than", 10000)
