@@ -117,85 +117,94 @@ class LeanClient:
         self.sock.close()
 
 
-def consumer_lean(port: int, name: str, stop: Any, out: Any) -> None:
-    """``consumer`` without redis-py: the same two commands per round."""
+# Each client flavour gives the consumer loop ``read() -> (receive time, [(id, sent ns, seq)])``
+# and ``ack(ids)``, and the producer ``send(seqs)`` (one pipeline, replies read) and ``close``.
+
+
+def _lean_consumer(port: int, name: str) -> tuple[Any, Any, Any]:
     c = LeanClient(port)
-    read = _resp(b"XREADGROUP", b"GROUP", GROUP.encode(), name.encode(), b"COUNT", b"10000",
-                 b"BLOCK", b"100", b"STREAMS", STREAM.encode(), b">")
-    ack = (b"XACK", STREAM.encode(), GROUP.encode())
-    seqs = array.array("q")
-    lats = array.array("q")
-    while True:
-        c.sock.sendall(read)
+    request = _resp(b"XREADGROUP", b"GROUP", GROUP.encode(), name.encode(), b"COUNT", b"10000",
+                    b"BLOCK", b"100", b"STREAMS", STREAM.encode(), b">")
+    ack_head = (b"XACK", STREAM.encode(), GROUP.encode())
+
+    def read() -> tuple[int, list[tuple[bytes, int, int]]]:
+        c.sock.sendall(request)
         reply = c.reply()
         now = time.monotonic_ns()
-        if not reply:
-            if stop.is_set():
-                break
-            continue
-        ids = []
-        for _, entries in reply:
-            for sid, fields in entries:  # fields as the producer sent them: ts, t, seq, n
-                ids.append(sid)
-                seqs.append(int(fields[3]))
-                lats.append((now - int(fields[1])) // 1000)
-        c.sock.sendall(_resp(*ack, *ids))
+        # Fields as the producer sent them: ts, <ns>, seq, <n>.
+        return now, [(sid, int(f[1]), int(f[3])) for _, entries in reply or ()
+                     for sid, f in entries]
+
+    def ack(ids: list[bytes]) -> None:
+        c.sock.sendall(_resp(*ack_head, *ids))
         c.reply()
-    out.put((name, seqs.tobytes(), lats.tobytes(), time.process_time()))
-    c.close()
+
+    return read, ack, c.close
 
 
-def producer_lean(port: int, rate: int, duration: float, out: Any) -> None:
-    """``producer`` without redis-py: each due batch is one write of XADDs."""
-    c = LeanClient(port)
-    key = STREAM.encode()
-    total = int(rate * duration)
-    sent = 0
-    worst_lag = 0.0
-    start = time.monotonic()
-    while sent < total:
-        now = time.monotonic()
-        due = min(total, int((now - start) * rate) + 1)
-        if due > sent:
-            worst_lag = max(worst_lag, (due - sent - 1) / rate)
-            c.sock.sendall(b"".join(
-                _resp(b"XADD", key, b"*", b"ts", b"%d" % time.monotonic_ns(), b"seq", b"%d" % seq)
-                for seq in range(sent, due)))
-            for _ in range(sent, due):
-                c.reply()
-            sent = due
-        else:
-            time.sleep(max(0.0, start + sent / rate - time.monotonic()))
-    elapsed = time.monotonic() - start
-    out.put(("producer", sent, elapsed, worst_lag, time.process_time()))
-    c.close()
-
-
-def consumer(port: int, name: str, stop: Any, out: Any) -> None:
-    """Read, stamp, acknowledge; hand back (sequence numbers, latencies in µs)."""
+def _redis_py_consumer(port: int, name: str) -> tuple[Any, Any, Any]:
     r = redis.Redis(port=port, socket_timeout=30)
+
+    def read() -> tuple[int, list[tuple[bytes, int, int]]]:
+        reply = r.xreadgroup(GROUP, name, {STREAM: ">"}, count=10000, block=100)
+        now = time.monotonic_ns()
+        return now, [(sid, int(f[b"ts"]), int(f[b"seq"])) for _, entries in reply or ()
+                     for sid, f in entries]
+
+    def ack(ids: list[bytes]) -> None:
+        r.xack(STREAM, GROUP, *ids)
+
+    return read, ack, r.close
+
+
+def consumer(port: int, name: str, stop: Any, out: Any, lean: bool) -> None:
+    """Read, stamp, acknowledge; hand back (sequence numbers, latencies in µs, CPU time)."""
+    read, ack, close = (_lean_consumer if lean else _redis_py_consumer)(port, name)
     seqs = array.array("q")
     lats = array.array("q")
     while True:
-        reply = r.xreadgroup(GROUP, name, {STREAM: ">"}, count=10000, block=100)
-        now = time.monotonic_ns()
-        if not reply:
+        now, entries = read()
+        if not entries:
             if stop.is_set():
                 break
             continue
-        ids = []
-        for _, entries in reply:
-            for sid, fields in entries:
-                ids.append(sid)
-                seqs.append(int(fields[b"seq"]))
-                lats.append((now - int(fields[b"ts"])) // 1000)
-        r.xack(STREAM, GROUP, *ids)
+        for _, sent_ns, seq in entries:
+            seqs.append(seq)
+            lats.append((now - sent_ns) // 1000)
+        ack([sid for sid, _, _ in entries])
     out.put((name, seqs.tobytes(), lats.tobytes(), time.process_time()))
-    r.close()
+    close()
 
 
-def producer(port: int, rate: int, duration: float, out: Any) -> None:
+def _lean_producer(port: int) -> tuple[Any, Any]:
+    c = LeanClient(port)
+    key = STREAM.encode()
+
+    def send(seqs: range) -> None:
+        c.sock.sendall(b"".join(
+            _resp(b"XADD", key, b"*", b"ts", b"%d" % time.monotonic_ns(), b"seq", b"%d" % seq)
+            for seq in seqs))
+        for _ in seqs:
+            c.reply()
+
+    return send, c.close
+
+
+def _redis_py_producer(port: int) -> tuple[Any, Any]:
     r = redis.Redis(port=port, socket_timeout=30)
+
+    def send(seqs: range) -> None:
+        pipe = r.pipeline(transaction=False)
+        for seq in seqs:
+            pipe.xadd(STREAM, {"ts": time.monotonic_ns(), "seq": seq})
+        pipe.execute()
+
+    return send, r.close
+
+
+def producer(port: int, rate: int, duration: float, out: Any, lean: bool) -> None:
+    """``rate`` messages a second for ``duration`` seconds, what is due sent as one pipeline."""
+    send, close = (_lean_producer if lean else _redis_py_producer)(port)
     total = int(rate * duration)
     sent = 0
     worst_lag = 0.0
@@ -205,17 +214,14 @@ def producer(port: int, rate: int, duration: float, out: Any) -> None:
         due = min(total, int((now - start) * rate) + 1)
         if due > sent:
             worst_lag = max(worst_lag, (due - sent - 1) / rate)
-            pipe = r.pipeline(transaction=False)
-            for seq in range(sent, due):
-                pipe.xadd(STREAM, {"ts": time.monotonic_ns(), "seq": seq})
-            pipe.execute()
+            send(range(sent, due))
             sent = due
         else:
             # Wait for the next message's slot (pacing a producer, not synchronising a test).
             time.sleep(max(0.0, start + sent / rate - time.monotonic()))
     elapsed = time.monotonic() - start
     out.put(("producer", sent, elapsed, worst_lag, time.process_time()))
-    r.close()
+    close()
 
 
 def run(kind: str, rate: int, duration: float, consumers: int, client: str) -> dict[str, Any]:
@@ -227,8 +233,7 @@ def run(kind: str, rate: int, duration: float, consumers: int, client: str) -> d
         stop = ctx.Event()
         out = ctx.Queue()
         lean = client == "lean"
-        workers = [ctx.Process(target=consumer_lean if lean else consumer,
-                               args=(port, f"c{i}", stop, out))
+        workers = [ctx.Process(target=consumer, args=(port, f"c{i}", stop, out, lean))
                    for i in range(consumers)]
         for w in workers:
             w.start()
@@ -238,8 +243,7 @@ def run(kind: str, rate: int, duration: float, consumers: int, client: str) -> d
         user0, sys0 = _cpu_seconds(proc.pid)
         switches0 = _switches(proc.pid)
         calls0 = _calls(admin)
-        prod = ctx.Process(target=producer_lean if lean else producer,
-                           args=(port, rate, duration, out))
+        prod = ctx.Process(target=producer, args=(port, rate, duration, out, lean))
         prod.start()
         results = [out.get(timeout=duration + 60)]
         stop.set()
