@@ -275,7 +275,8 @@ def run(kind: str, rate: int, duration: float, consumers: int, client: str) -> d
     dup = sum(c - 1 for c in seen.values() if c > 1)
     ordered = sorted(lat)
     return {
-        "server": kind, "client": client, "sent": sent, "received": len(lat), "lost": lost, "duplicated": dup,
+        "server": kind, "client": client, "sent": sent, "received": len(lat), "lost": lost,
+        "duplicated": dup,
         "pending_after": pending, "rate": sent / elapsed, "producer_worst_lag_ms":
         worst_lag * 1000, "server_cpu_s": server_cpu,
         "server_cpu_us_per_msg": server_cpu / max(sent, 1) * 1e6,

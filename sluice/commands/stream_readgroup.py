@@ -1,8 +1,8 @@
 """XREADGROUP: reading a stream as a consumer of a group, blocking when there is nothing new.
 
 Role: parse the command in Redis's order (``xreadCommand`` with GROUP), serve what can be
-served now through ``ConsumerGroup.deliver_new_spans`` / ``read_history`` / ``claim_idle``, or block
-with ``ctx.block(..., unblock_on_nokey=True)``.
+served now through ``ConsumerGroup.deliver_new_spans`` / ``read_history`` / ``claim_idle``,
+or block with ``ctx.block(..., unblock_on_nokey=True)``.
 
 Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs from 7.0):
 

@@ -130,7 +130,7 @@ class Client:
         ``timeout_ms`` 0 blocks forever; otherwise it is relative to now (a client re-blocked
         by a re-run keeps its original deadline). ``on_timeout`` is the reply sent on timeout
         or CLIENT UNBLOCK ... TIMEOUT. ``argv`` replaces the command for the re-run (XREAD
-freezes ``$`` to the last ID). ``unblock_on_nokey``: a deleted key or a type change
+        freezes ``$`` to the last ID). ``unblock_on_nokey``: a deleted key or a type change
         re-runs the command, which then gives its own error (XREADGROUP: NOGROUP or
         WRONGTYPE). ``memo`` is kept for the handler's re-runs and its ``ready_check``
         (``bstate.memo``). Waiters with the same ``ready_key`` share one ``ready_check``
