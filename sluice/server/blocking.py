@@ -52,10 +52,6 @@ UNBLOCKED_ERROR = ErrorReply(b"UNBLOCKED client unblocked via CLIENT UNBLOCK")
 
 BKey = tuple[int, bytes]  # (db id, key)
 
-def blocked_type(cmd: Cmd | None) -> bytes | None:
-    """The key type that can serve ``cmd`` when it blocks; None: any write wakes it."""
-    return None if cmd is None else cmd.btype
-
 
 class BlockState:
     """Why and until when a client is blocked (Redis's ``blockingState``)."""

@@ -20,7 +20,6 @@ from sluice.commands.lists import parse_timeout
 from sluice.commands.spec import RW, WRITE, A, cmd, key_at
 from sluice.protocol import NULL_ARRAY
 from sluice.server.app import Server
-from sluice.server.blocking import blocked_type
 from sluice.server.client import Client
 from sluice.server.config import Config
 from sluice.server.dispatch import call, process_command
@@ -394,8 +393,10 @@ def _install_probe(h: Harness, acl: A, unblock_on_nokey: bool = False) -> None:
 
 
 def test_blocked_type_follows_the_command_category(h: Harness) -> None:
-    assert blocked_type(h.server.table[b"blpop"]) == b"list"
-    assert blocked_type(None) is None
+    """Cmd.btype: the key type that can serve a blocked command (Redis's btype)."""
+    table = h.server.table
+    assert [table[n].btype for n in (b"blpop", b"blmove", b"xread", b"xreadgroup", b"get")] \
+        == [b"list", b"list", b"stream", b"stream", None]
 
 
 def test_reblocked_client_keeps_deadline_and_goes_last(h: Harness) -> None:
