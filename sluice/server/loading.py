@@ -82,8 +82,9 @@ class Replayer:
         if isinstance(cmd, CommandError):
             raise LoadError(
                 f"Unknown command '{argv[0].decode(errors='replace')}' reading the append only "
-                f"file {filename}" if cmd.message.startswith("ERR unknown command")
-                else f"{cmd.message} reading the append only file {filename}")
+                f"file {filename}" if cmd.message.startswith(b"ERR unknown command")
+                else f"{cmd.message.decode(errors='replace')} reading the append only file "
+                f"{filename}")
         if self.multi is not None:
             self.multi.append((cmd, argv))
         else:

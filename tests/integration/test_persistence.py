@@ -192,6 +192,18 @@ def test_corruption_in_the_middle_is_refused_with_offset_and_hint(make_server: F
         make_server(*_aof(tmp_path))
 
 
+@pytest.mark.parametrize(("command", "message"), [
+    ([b"NOSUCH", b"k"], "Unknown command 'NOSUCH' reading the append only file"),
+    ([b"GET"], "ERR wrong number of arguments for 'get' command reading the append only file"),
+])
+def test_a_command_that_cannot_run_refuses_the_load(make_server: Factory, tmp_path: Path,
+                                                     command: list[bytes], message: str) -> None:
+    path, data = _write_then_tear(make_server, tmp_path)
+    path.write_bytes(data + encode_command(command))
+    with pytest.raises(LoadError, match=rf"^{message} {path.name}$"):
+        make_server(*_aof(tmp_path))
+
+
 def test_bgrewriteaof_compacts_and_keeps_everything(make_server: Factory,
                                                     tmp_path: Path) -> None:
     s = make_server(*_aof(tmp_path))
