@@ -50,6 +50,7 @@ test: install-test
 
 lint: install-test
 	$(VENV)/bin/ruff check sluice tests benchmarks
+	$(VENV)/bin/mypy sluice
 	$(VENV)/bin/mypy --strict sluice/protocol sluice/storage
 	$(VENV)/bin/hadolint Dockerfile
 

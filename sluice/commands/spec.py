@@ -353,8 +353,8 @@ def _legacy_range(specs: tuple[KeySpec, ...]) -> tuple[int, int, int, bool]:
 def cmd(
     name: str,
     arity: int,
-    flags: F,
-    acl: A,
+    flags: int,
+    acl: int,
     keys: KeySpec | tuple[KeySpec, ...] | None,
     handler: Handler | None,
     summary: str = "",

@@ -17,7 +17,7 @@ import fnmatch
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sluice.protocol import split_inline_args
 
@@ -268,6 +268,13 @@ PARAMS: list[Param] = [
 
 class Config:
     """Current values as attributes, plus the machinery to read and change them."""
+
+    if TYPE_CHECKING:
+        # The parameters' attributes are set from the PARAMS table (``add``); each has the
+        # type of its Param's parser, which the table, not this class, declares.
+        def __getattr__(self, name: str) -> Any: ...
+
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
     def __init__(self, params: Iterable[Param] = ()) -> None:
         self._params: dict[str, Param] = {}

@@ -13,7 +13,7 @@ import asyncio
 import logging
 import socket
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sluice.commands.errors import MAX_CLIENTS
 
@@ -58,10 +58,11 @@ class ClientProtocol(asyncio.Protocol):
         self.client: Client | None = None
         self.transport: asyncio.Transport | None = None
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # uvloop transports do not subclass asyncio.Transport; duck typing it is.
+    def connection_made(self, base: asyncio.BaseTransport) -> None:
+        # A stream transport; uvloop's do not subclass asyncio.Transport, so no isinstance.
+        transport = cast("asyncio.Transport", base)
         server = self.server
-        self.transport = transport  # type: ignore[assignment]
+        self.transport = transport
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("socket")
         if len(server.clients) >= server.config.maxclients:
