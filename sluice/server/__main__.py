@@ -12,6 +12,7 @@ import os
 import signal
 import sys
 
+from . import affinity
 from .app import Server
 from .config import Config, ConfigError
 from .loading import LoadError
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("sluice").error("%s", e)
         return 1
     server.loop_name = loop_name
+    server.cpus_at_start = affinity.pin_main_thread(config.server_cpulist)
     try:
         asyncio.run(_run(server))
     except ConfigError as e:  # TLS settings, checked when the listener opens

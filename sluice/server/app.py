@@ -105,6 +105,8 @@ class Server:
             self.config.on_change(name, lambda _v: self._update_slow_threshold())
         install_admin(self)  # runtime effects of CONFIG SET (hz, proto-max-bulk-len ...)
         self.loop_name = "asyncio"
+        # The CPUs the process had before server_cpulist pinned it (set by __main__).
+        self.cpus_at_start: set[int] | None = None
         self.config.on_change("slowlog-max-len", lambda n: self._trim_slowlog())
         # ACL users (security.md); installs self.acl only while some user is restricted.
         self.acl_manager = AclManager(self)

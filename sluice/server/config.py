@@ -263,6 +263,11 @@ PARAMS: list[Param] = [
     Param("rdb-del-sync-files", "bool", False),
     Param("stop-writes-on-bgsave-error", "bool", True),
     Param("maxmemory", "memory", 0, 0, 0),
+    # CPU affinity (sluice/server/affinity.py), spelled with underscores as in Redis
+    Param("server_cpulist", "string", "", flags=IMMUTABLE),
+    Param("bio_cpulist", "string", "", flags=IMMUTABLE),
+    Param("aof_rewrite_cpulist", "string", "", flags=IMMUTABLE),
+    Param("bgsave_cpulist", "string", "", flags=IMMUTABLE),
 ]
 
 

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.storage import aof as fmt
 from sluice.storage.aof import AofInfo, Manifest, encode_command, encode_select
 
-from . import rewrite
+from . import affinity, rewrite
 
 if TYPE_CHECKING:
     from .app import Server
@@ -148,7 +148,9 @@ class AppendOnlyFile:
         self.last_ts = 0  # aof-timestamp-enabled: the last #TS annotation written
         # One background thread, FIFO like Redis's bio: an fsync queued before the close of
         # the same file descriptor always runs first.
-        self.bio = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="sluice-bio")
+        self.bio = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="sluice-bio", initializer=affinity.pin_bio_thread,
+            initargs=(server.config.bio_cpulist, server.cpus_at_start))
         self.write = os.write  # replaceable by tests (fault injection)
         self.fsync = os.fsync
 
@@ -446,7 +448,7 @@ class AppendOnlyFile:
         self.child_temp = self.path(f"temp-rewriteaof-bg-{os.getpid()}.aof")
         use_rdb = self.config.aof_use_rdb_preamble
         pid = fork_writer(self.server, lambda: rewrite.write_aof_base(
-            self.server, self.child_temp, use_rdb))
+            self.server, self.child_temp, use_rdb), "aof_rewrite_cpulist")
         if pid < 0:
             self.last_rewrite_ok = False
             return "ERR Can't fork"
@@ -552,8 +554,10 @@ def reap_writer(pid: int, started: float) -> tuple[bool, int] | None:
     return os.waitstatus_to_exitcode(status) == 0, int(time.monotonic() - started)
 
 
-def fork_writer(server: Server, work: Any) -> int:
+def fork_writer(server: Server, work: Any, pin: str = "") -> int:
     """Fork a child that runs ``work()`` on a copy-on-write view of the keyspace and exits.
+    The child first pins itself as the CPU-list setting named ``pin`` says (bgsave_cpulist,
+    aof_rewrite_cpulist; affinity.py).
 
     The parent's stall is the ``fork()`` itself (page tables). ``gc.freeze()`` keeps the
     collector from touching (and so copying) every object in either process meanwhile.
@@ -570,6 +574,8 @@ def fork_writer(server: Server, work: Any) -> int:
         code = 1
         try:
             gc.disable()
+            if pin:
+                affinity.apply_cpulist(pin, getattr(server.config, pin))
             work()
             code = 0
         except BaseException:  # noqa: BLE001

@@ -224,7 +224,7 @@ class Persistence:
             fmt.fsync_dir(cfg.dir)
 
         self.last_bgsave_try = time.time()
-        pid = fork_writer(self.server, work)
+        pid = fork_writer(self.server, work, "bgsave_cpulist")
         if pid < 0:
             self.last_bgsave_ok = False
             self.refresh_disk_error()
@@ -289,7 +289,8 @@ class Persistence:
         temp = os.path.join(directory, f"temp-rewriteaof-bg-{os.getpid()}.aof")
         use_rdb = self.config.aof_use_rdb_preamble
         pid = fork_writer(self.server, lambda: rewrite.write_aof_base(self.server, temp,
-                                                                      use_rdb))
+                                                                      use_rdb),
+                          "aof_rewrite_cpulist")
         if pid < 0:
             return "ERR Can't fork"
         self.offline_rewrite = (pid, temp, new, old)

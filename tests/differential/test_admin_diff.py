@@ -9,6 +9,7 @@ entries without IDs and durations. Replies that follow newer Redis than 7.0 are 
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from tests.support import (
     RawClient,
     ThreadedServer,
     require_redis_server,
+    running,
     wait_until,
 )
 
@@ -52,6 +54,9 @@ SAME_REPLY = [
     ["CONFIG", "SET", "timeout", "-1"], ["CONFIG", "SET", "slowlog-log-slower-than", "-5"],
     ["CONFIG", "SET", "client-output-buffer-limit", "normal 1 2"],
     ["CONFIG", "REWRITE"], ["CONFIG", "RESETSTAT", "x"], ["CONFIG", "NOSUCH"],
+    ["CONFIG", "GET", "server_cpulist"], ["CONFIG", "GET", "bio_cpulist"],
+    ["CONFIG", "SET", "server_cpulist", "0"], ["CONFIG", "SET", "bgsave_cpulist", "0-1"],
+    ["CONFIG", "SET", "aof_rewrite_cpulist", ""],
     # SLOWLOG, LATENCY, SHUTDOWN, MONITOR
     ["SLOWLOG"], ["SLOWLOG", "GET", "x"], ["SLOWLOG", "GET", "-2"], ["SLOWLOG", "GET", "1", "2"],
     ["SLOWLOG", "LEN", "x"], ["SLOWLOG", "NOSUCH"], ["LATENCY", "HISTORY", "nosuch"],
@@ -359,3 +364,19 @@ def test_getkeys_of_commands_we_share(raw_pair: Any) -> None:
             assert ours.call("COMMAND", sub, *argv) == theirs.call("COMMAND", sub, *argv), argv
         compared += 1
     assert compared >= 3
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux only")
+def test_server_cpulist_pins_the_server_as_in_redis() -> None:
+    cpu = max(os.sched_getaffinity(0))
+    args = ["--server_cpulist", str(cpu), "--bgsave_cpulist", "0-1023:2"]
+    seen = []
+    for kind in ("sluice", "redis"):
+        if kind == "redis":
+            require_redis_server()
+        with running(ProcessServer(kind, args)) as server:
+            assert server.proc is not None
+            config = server.client().config_get("*_cpulist")
+            seen.append((os.sched_getaffinity(server.proc.pid), config))
+    assert seen[0] == seen[1]
+    assert seen[0][0] == {cpu}
