@@ -1,7 +1,7 @@
 """Benchmark: the consumer-group latency test of the Redis streams introduction (not in CI).
 
     .venv/bin/python benchmarks/stream_latency.py [--duration 10] [--rate 10000]
-        [--consumers 10] [--servers redis,sluice]
+        [--consumers 10] [--servers redis,sluice] [--no-pin] [--client redis-py]
 
 For each server, in the same run: a fresh server process on a free port (redis-server with
 ``--save "" --appendonly no``; Sluice with ``python -m sluice.server``), one producer process
@@ -18,6 +18,13 @@ schedule the producer fell, and how many messages were lost (never delivered) or
 
 The producer sends what is due every millisecond in one pipeline, stamping each message just
 before the write, so the rate holds even when a single round trip is slow.
+
+``--pin`` (the default; ``--no-pin`` to turn it off) gives the server a CPU of its own and
+the clients the others: both servers are started with ``--server_cpulist <highest CPU>``
+(Redis 6.2+'s setting, which Sluice also has) and the eleven client processes are pinned to
+the remaining CPUs. On our 2-core machines, without it, the clients' wakeups preempt the
+server on its own core, and the test measures the scheduler as much as the server; with it,
+the server runs as it would with its clients on other machines.
 
 ``--client`` picks the client code of the eleven processes. ``lean`` (the default) sends
 pre-encoded RESP over a plain socket and parses replies with hiredis; ``redis-py`` uses
@@ -59,7 +66,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(kind: str) -> tuple[subprocess.Popen[bytes], int]:
+def placement(pin: bool) -> tuple[int | None, set[int] | None]:
+    """``--pin``: the server's CPU (the highest we may use) and the clients' CPUs (the rest),
+    or (None, None) when not pinning or with fewer than two CPUs."""
+    if not pin or not hasattr(os, "sched_getaffinity"):
+        return None, None
+    cpus = os.sched_getaffinity(0)
+    if len(cpus) < 2:
+        return None, None
+    server_cpu = max(cpus)
+    return server_cpu, cpus - {server_cpu}
+
+
+def start_server(kind: str, server_cpu: int | None = None) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     if kind == "redis":
         exe = shutil.which("redis-server")
@@ -70,6 +89,8 @@ def start_server(kind: str) -> tuple[subprocess.Popen[bytes], int]:
     else:
         cmd = [sys.executable, "-m", "sluice.server", "--port", str(port), "--bind",
                "127.0.0.1", "--save", ""]
+    if server_cpu is not None:  # both servers pin themselves the same way (Redis 6.2+)
+        cmd += ["--server_cpulist", str(server_cpu)]
     # A scratch working directory: no snapshot of someone else's is loaded at start.
     workdir = tempfile.mkdtemp(prefix=f"latency-{kind}-")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
@@ -224,8 +245,13 @@ def producer(port: int, rate: int, duration: float, out: Any, lean: bool) -> Non
     close()
 
 
-def run(kind: str, rate: int, duration: float, consumers: int, client: str) -> dict[str, Any]:
-    proc, port = start_server(kind)
+def run(kind: str, rate: int, duration: float, consumers: int, client: str,
+        pin: bool) -> dict[str, Any]:
+    pinned_cpu, client_cpus = placement(pin)
+    proc, port = start_server(kind, pinned_cpu)
+    all_cpus = os.sched_getaffinity(0) if client_cpus else None
+    if client_cpus:
+        os.sched_setaffinity(0, client_cpus)  # the clients are forked from here
     try:
         admin = redis.Redis(port=port)
         admin.xgroup_create(STREAM, GROUP, "$", mkstream=True)
@@ -260,6 +286,8 @@ def run(kind: str, rate: int, duration: float, consumers: int, client: str) -> d
     finally:
         proc.terminate()
         proc.wait(10)
+        if all_cpus:
+            os.sched_setaffinity(0, all_cpus)
     _, sent, elapsed, worst_lag, clients_cpu = next(r for r in results if r[0] == "producer")
     seen: Counter[int] = Counter()
     lat = array.array("q")
@@ -275,7 +303,9 @@ def run(kind: str, rate: int, duration: float, consumers: int, client: str) -> d
     dup = sum(c - 1 for c in seen.values() if c > 1)
     ordered = sorted(lat)
     return {
-        "server": kind, "client": client, "sent": sent, "received": len(lat), "lost": lost,
+        "server": kind, "client": client,
+        "server_on_cpu": pinned_cpu, "client_cpus": sorted(client_cpus) if client_cpus else None,
+        "sent": sent, "received": len(lat), "lost": lost,
         "duplicated": dup,
         "pending_after": pending, "rate": sent / elapsed, "producer_worst_lag_ms":
         worst_lag * 1000, "server_cpu_s": server_cpu,
@@ -332,7 +362,9 @@ def _buckets(ordered: list[int]) -> list[tuple[int, float]]:
 
 
 def report(res: dict[str, Any]) -> None:
-    print(f"\n== {res['server']} ({res['client']} clients) ==")
+    where = (f"server on CPU {res['server_on_cpu']}, clients on {res['client_cpus']}"
+             if res["server_on_cpu"] is not None else "not pinned")
+    print(f"\n== {res['server']} ({res['client']} clients, {where}) ==")
     for ms, share in res["buckets"]:
         print(f"Processed between {ms} and {ms + 1} ms -> {share:.2f}%")
     print(f"p50 {res['p50_ms']:.3f} ms   p99 {res['p99_ms']:.3f} ms   "
@@ -359,10 +391,13 @@ def main() -> None:
     ap.add_argument("--servers", default="redis,sluice", help="comma-separated, in order")
     ap.add_argument("--client", choices=("lean", "redis-py"), default="lean",
                     help="client code of the producer and consumers (see above)")
+    ap.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True,
+                    help="server on its own CPU, clients on the others (see above)")
     args = ap.parse_args()
     results = []
     for kind in args.servers.split(","):
-        res = run(kind.strip(), args.rate, args.duration, args.consumers, args.client)
+        res = run(kind.strip(), args.rate, args.duration, args.consumers, args.client,
+                  args.pin)
         report(res)
         results.append(res)
     for res in results:
