@@ -29,6 +29,7 @@ CPU_SETSIZE = 1024
 # One item: N, or N-M, or N-M:S (digits only: no sign, no spaces).
 _ITEM = re.compile(r"([0-9]+)(?:-([0-9]+)(?::([0-9]+))?)?\Z")
 
+
 def parse_cpulist(text: str) -> set[int] | None:
     """The CPUs of a ``taskset``-style list (those below CPU_SETSIZE); None when it does
     not parse."""
