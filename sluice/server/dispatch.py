@@ -23,7 +23,7 @@ from sluice.commands.errors import (
     wrong_arity,
 )
 from sluice.commands.spec import Cmd, F
-from sluice.protocol import NULL_ARRAY, QUEUED, ErrorReply
+from sluice.protocol import NULL_ARRAY, QUEUED, ErrorReply, Push, Replies
 from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.stream_errors import StreamError
@@ -358,4 +358,10 @@ def exec_queued(server: Server, client: Client) -> Any:
             server.aof.end_multi()
     finally:
         client.in_exec = False
+    if client.reply_mode != REPLY_ON:
+        # CLIENT REPLY OFF drops EXEC's reply, but not the (UN)SUBSCRIBE confirmations in
+        # it: Redis writes them as pushes (CLIENT_PUSHING) while the transaction runs.
+        for reply in replies:
+            if type(reply) is Push or type(reply) is Replies:
+                client.add_reply(reply)
     return replies

@@ -105,6 +105,10 @@ SCENARIOS = {
         "GET k"],
     "pub/sub confirmations get through CLIENT REPLY OFF": [
         "CLIENT REPLY OFF", "SUBSCRIBE ch", "PING", "UNSUBSCRIBE ch", "GET k"],
+    "and out of a transaction whose reply is off": [
+        "CLIENT REPLY OFF", "MULTI", "SUBSCRIBE a b", "GET k", "UNSUBSCRIBE a", "EXEC",
+        "MULTI", "UNSUBSCRIBE", "EXEC"],
+    "and so in RESP3": ["HELLO 3", "CLIENT REPLY OFF", "MULTI", "SUBSCRIBE a", "EXEC"],
     "protocol switch midway": ["GET k", "HELLO 3", "XADD s 1-1 f v", "XRANGE s - +",
                                "HELLO 2", "XRANGE s - +"],
     "database switch midway": ["SET k a", "SELECT 1", "GET k", "SET k b", "SELECT 0",
