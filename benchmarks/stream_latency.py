@@ -14,7 +14,9 @@ of what it got. A message's latency is its receive time minus its send time.
 Printed per server: the 1 ms buckets as the Redis article prints them ("Processed between 0
 and 1 ms -> 74.11%"), p50 / p99 / p99.9 / max, the achieved producer rate, how far behind
 schedule the producer fell, and how many messages were lost (never delivered) or duplicated
-(delivered more than once); then a JSON line with the same numbers for scripts.
+(delivered more than once); the server's CPU, the clients' CPU, and two signs of a noisy
+machine: the load average and the share of CPU time the hypervisor gave to other machines
+(steal); then a JSON line with the same numbers for scripts.
 
 The producer sends what is due every millisecond in one pipeline, stamping each message just
 before the write, so the rate holds even when a single round trip is slow.
@@ -268,6 +270,7 @@ def run(kind: str, rate: int, duration: float, consumers: int, client: str,
             time.sleep(0.01)
         user0, sys0 = _cpu_seconds(proc.pid)
         switches0 = _switches(proc.pid)
+        steal0, ticks0 = _steal()
         calls0 = _calls(admin)
         prod = ctx.Process(target=producer, args=(port, rate, duration, out, lean))
         prod.start()
@@ -277,6 +280,7 @@ def run(kind: str, rate: int, duration: float, consumers: int, client: str,
         user1, sys1 = _cpu_seconds(proc.pid)
         server_cpu, server_sys = user1 + sys1 - user0 - sys0, sys1 - sys0
         switches = _switches(proc.pid) - switches0
+        steal1, ticks1 = _steal()
         calls = _calls(admin) - calls0
         prod.join(10)
         for w in workers:
@@ -314,6 +318,7 @@ def run(kind: str, rate: int, duration: float, consumers: int, client: str,
         "clients_cpu_us_per_msg": clients_cpu / max(sent, 1) * 1e6,
         "calls_per_msg": calls / max(sent, 1),
         "preempted_per_msg": switches / max(sent, 1), "load_avg_1m": os.getloadavg()[0],
+        "steal_share": (steal1 - steal0) / max(ticks1 - ticks0, 1),
         "p50_ms": _pct(ordered, 50), "p99_ms": _pct(ordered, 99),
         "p99_9_ms": _pct(ordered, 99.9), "max_ms": ordered[-1] / 1000 if ordered else None,
         "within_1ms": _within(ordered, 1), "within_2ms": _within(ordered, 2),
@@ -334,6 +339,13 @@ def _switches(pid: int) -> int:
         if line.startswith("nonvoluntary_ctxt_switches:"):
             return int(line.split()[1])
     return 0
+
+
+def _steal() -> tuple[int, int]:
+    """CPU time the hypervisor gave to other machines, and all CPU time, in ticks (the
+    ``cpu`` line of /proc/stat). On a shared VM a run with much steal says little."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return fields[7], sum(fields[:8])
 
 
 def _calls(admin: redis.Redis) -> int:
@@ -377,7 +389,8 @@ def report(res: dict[str, Any]) -> None:
     print(f"server CPU {res['server_cpu_s']:.2f} s = {res['server_cpu_us_per_msg']:.1f} us per "
           f"message (XADD, delivery, XACK and the readers' blocking; "
           f"{res['server_kernel_share']:.0%} of it in the kernel)   "
-          f"machine load average {res['load_avg_1m']:.2f}")
+          f"machine load average {res['load_avg_1m']:.2f}, "
+          f"{res['steal_share']:.1%} of its CPU time stolen by the hypervisor")
     print(f"commands per message {res['calls_per_msg']:.2f}   server preempted "
           f"{res['preempted_per_msg']:.3f} times per message   client processes' CPU "
           f"{res['clients_cpu_us_per_msg']:.1f} us per message")
