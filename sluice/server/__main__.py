@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.getLogger("sluice").error("%s", e)
         return 1
     server.loop_name = loop_name
-    server.cpus_at_start = affinity.pin_main_thread(config.server_cpulist)
+    server.cpus_at_start = affinity.pin_main_thread(config)
     try:
         asyncio.run(_run(server))
     except ConfigError as e:  # TLS settings, checked when the listener opens

@@ -19,8 +19,9 @@ from __future__ import annotations
 import logging
 import os
 import re
+from typing import Any
 
-__all__ = ["parse_cpulist", "apply_cpulist", "pin_main_thread", "pin_bio_thread"]
+__all__ = ["parse_cpulist", "apply_cpulist", "pin_main_thread", "pin_bio_thread", "pin_child"]
 
 log = logging.getLogger("sluice")
 
@@ -63,11 +64,28 @@ def apply_cpulist(setting: str, cpulist: str) -> None:
         log.warning("%s '%s': can't set CPU affinity: %s", setting, cpulist, e.strerror)
 
 
-def pin_main_thread(server_cpulist: str) -> set[int] | None:
-    """At start: apply ``server_cpulist``; returns the CPUs the process had before."""
+def pin_main_thread(config: Any) -> set[int] | None:
+    """At start: apply ``server_cpulist``, and say now if one of the other lists will not
+    parse (the forked children must not log). Returns the CPUs the process had before."""
     before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
-    apply_cpulist("server_cpulist", server_cpulist)
+    apply_cpulist("server_cpulist", config.server_cpulist)
+    for setting in ("bio_cpulist", "bgsave_cpulist", "aof_rewrite_cpulist"):
+        value = getattr(config, setting)
+        if value and parse_cpulist(value) is None:
+            log.warning("%s '%s' is not a CPU list (like 0,2-3 or 0-20:2): not pinned",
+                        setting, value)
     return before
+
+
+def pin_child(cpulist: str) -> None:
+    """In a forked child (bgsave_cpulist, aof_rewrite_cpulist): pin, or silently not, as
+    Redis does; logging could wait forever on a lock another thread held at the fork."""
+    cpus = parse_cpulist(cpulist) if cpulist else None
+    if cpus and hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, cpus)
+        except OSError:
+            pass
 
 
 def pin_bio_thread(bio_cpulist: str, cpus_at_start: set[int] | None) -> None:

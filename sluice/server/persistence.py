@@ -575,7 +575,7 @@ def fork_writer(server: Server, work: Any, pin: str = "") -> int:
         try:
             gc.disable()
             if pin:
-                affinity.apply_cpulist(pin, getattr(server.config, pin))
+                affinity.pin_child(getattr(server.config, pin))
             work()
             code = 0
         except BaseException:  # noqa: BLE001

@@ -12,7 +12,13 @@ from typing import Any
 
 import pytest
 
-from sluice.server.affinity import CPU_SETSIZE, apply_cpulist, parse_cpulist, pin_bio_thread
+from sluice.server.affinity import (
+    CPU_SETSIZE,
+    apply_cpulist,
+    parse_cpulist,
+    pin_bio_thread,
+    pin_main_thread,
+)
 from sluice.server.persistence import fork_writer
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux only")
@@ -103,3 +109,13 @@ def test_forked_writer_pins_itself_as_its_setting_says(tmp_path: Path) -> None:
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert out.read_text() == repr([CPU])
+
+
+def test_start_names_the_lists_that_will_not_parse(caplog: pytest.LogCaptureFixture) -> None:
+    """The forked writers pin themselves without logging; a bad list is reported at start."""
+    config = SimpleNamespace(server_cpulist="", bio_cpulist="", bgsave_cpulist="1-",
+                             aof_rewrite_cpulist="0")
+    with caplog.at_level(logging.WARNING, logger="sluice"):
+        assert pin_main_thread(config) == os.sched_getaffinity(0)
+    assert "bgsave_cpulist '1-' is not a CPU list" in caplog.text
+    assert "aof_rewrite_cpulist" not in caplog.text
