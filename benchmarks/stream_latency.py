@@ -252,9 +252,9 @@ def run(kind: str, rate: int, duration: float, consumers: int, client: str,
     pinned_cpu, client_cpus = placement(pin)
     proc, port = start_server(kind, pinned_cpu)
     all_cpus = os.sched_getaffinity(0) if client_cpus else None
-    if client_cpus:
-        os.sched_setaffinity(0, client_cpus)  # the clients are forked from here
     try:
+        if client_cpus:
+            os.sched_setaffinity(0, client_cpus)  # the clients are forked from here
         admin = redis.Redis(port=port)
         admin.xgroup_create(STREAM, GROUP, "$", mkstream=True)
         ctx = mp.get_context("fork")
