@@ -48,6 +48,19 @@ def parse_cpulist(text: str) -> set[int] | None:
     return cpus
 
 
+def _pin(cpus: set[int]) -> OSError | None:
+    """Pin the calling thread to ``cpus``; the error, if the kernel refused."""
+    try:
+        os.sched_setaffinity(0, cpus)
+    except OSError as e:
+        return e
+    return None
+
+
+def _not_a_list(setting: str, value: str) -> None:
+    log.warning("%s '%s' is not a CPU list (like 0,2-3 or 0-20:2): not pinned", setting, value)
+
+
 def apply_cpulist(setting: str, cpulist: str) -> None:
     """Pin the calling thread to ``cpulist`` (the value of config ``setting``); nothing when
     it is empty. Threads and children started afterwards inherit the affinity."""
@@ -55,12 +68,8 @@ def apply_cpulist(setting: str, cpulist: str) -> None:
         return
     cpus = parse_cpulist(cpulist)
     if cpus is None:
-        log.warning("%s '%s' is not a CPU list (like 0,2-3 or 0-20:2): not pinned",
-                    setting, cpulist)
-        return
-    try:
-        os.sched_setaffinity(0, cpus)
-    except OSError as e:
+        _not_a_list(setting, cpulist)
+    elif (e := _pin(cpus)) is not None:
         log.warning("%s '%s': can't set CPU affinity: %s", setting, cpulist, e.strerror)
 
 
@@ -72,8 +81,7 @@ def pin_main_thread(config: Any) -> set[int] | None:
     for setting in ("bio_cpulist", "bgsave_cpulist", "aof_rewrite_cpulist"):
         value = getattr(config, setting)
         if value and parse_cpulist(value) is None:
-            log.warning("%s '%s' is not a CPU list (like 0,2-3 or 0-20:2): not pinned",
-                        setting, value)
+            _not_a_list(setting, value)
     return before
 
 
@@ -82,10 +90,7 @@ def pin_child(cpulist: str) -> None:
     Redis does; logging could wait forever on a lock another thread held at the fork."""
     cpus = parse_cpulist(cpulist) if cpulist else None
     if cpus and hasattr(os, "sched_setaffinity"):
-        try:
-            os.sched_setaffinity(0, cpus)
-        except OSError:
-            pass
+        _pin(cpus)
 
 
 def pin_bio_thread(bio_cpulist: str, cpus_at_start: set[int] | None) -> None:
@@ -95,7 +100,4 @@ def pin_bio_thread(bio_cpulist: str, cpus_at_start: set[int] | None) -> None:
     if bio_cpulist:
         apply_cpulist("bio_cpulist", bio_cpulist)
     elif cpus_at_start is not None:
-        try:
-            os.sched_setaffinity(0, cpus_at_start)
-        except OSError:
-            pass
+        _pin(cpus_at_start)
