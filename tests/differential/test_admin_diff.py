@@ -366,10 +366,8 @@ def test_getkeys_of_commands_we_share(raw_pair: Any) -> None:
     assert compared >= 3
 
 
-@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux only")
-def test_server_cpulist_pins_the_server_as_in_redis() -> None:
-    cpu = max(os.sched_getaffinity(0))
-    args = ["--server_cpulist", str(cpu), "--bgsave_cpulist", "0-1023:2"]
+def _affinity_of_both(args: list[str]) -> list[tuple[set[int], dict[str, str]]]:
+    """Start Sluice and redis-server with ``args``; each one's CPUs and its cpulist config."""
     seen = []
     for kind in ("sluice", "redis"):
         if kind == "redis":
@@ -378,5 +376,29 @@ def test_server_cpulist_pins_the_server_as_in_redis() -> None:
             assert server.proc is not None
             config = server.client().config_get("*_cpulist")
             seen.append((os.sched_getaffinity(server.proc.pid), config))
+    return seen
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux only")
+def test_server_cpulist_pins_the_server_as_in_redis() -> None:
+    cpu = max(os.sched_getaffinity(0))
+    seen = _affinity_of_both(["--server_cpulist", str(cpu), "--bgsave_cpulist", "0-1023:2"])
     assert seen[0] == seen[1]
     assert seen[0][0] == {cpu}
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity"), reason="Linux only")
+@pytest.mark.parametrize("cpulist", [
+    "{lo}-{hi}:{step}",  # a stride that skips all but the first
+    "{hi},",  # a trailing comma: the whole list is refused
+    "{lo}-{hi}:3,x",  # a good item, then a bad one: refused
+    "{hi}:2",  # a stride without a range
+    "{lo}-4000000000",  # past CPU_SETSIZE
+    "5000",  # no such CPU: the kernel refuses, the server runs unpinned
+])
+def test_odd_cpulists_have_the_same_effect_as_in_redis(cpulist: str) -> None:
+    cpus = os.sched_getaffinity(0)
+    lo, hi = min(cpus), max(cpus)
+    value = cpulist.format(lo=lo, hi=hi, step=max(hi - lo, 1))
+    ours, theirs = _affinity_of_both(["--server_cpulist", value])
+    assert ours == theirs, value
