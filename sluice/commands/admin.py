@@ -124,6 +124,7 @@ def reset_stats(server: Any) -> None:
     """CONFIG RESETSTAT: INFO stats, command stats and error stats start from zero."""
     server.stats.clear()
     server.error_stats.clear()
+    server.commands_base = -sum(c.commands_processed for c in server.clients.values())
     for c in server.table.values():
         for row in (c, *c.subcommands.values()):
             row.calls = row.usec = row.rejected_calls = row.failed_calls = 0

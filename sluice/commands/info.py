@@ -152,7 +152,7 @@ def _stats(s: Any) -> dict[str, Any]:
     st = s.stats
     return {
         "total_connections_received": st["total_connections_received"],
-        "total_commands_processed": s.commands_processed,
+        "total_commands_processed": s.total_commands_processed(),
         "instantaneous_ops_per_sec": 0,
         "total_net_input_bytes": st["total_net_input_bytes"],
         "total_net_output_bytes": st["total_net_output_bytes"],

@@ -67,7 +67,9 @@ class Server:
         self.table: dict[bytes, Cmd] = load_table()
         self.command_names: dict[bytes, Cmd] = {}  # lower- and upper-case names: one lookup
         self.rebuild_command_names()
-        self.commands_processed = 0  # INFO stats total_commands_processed
+        # INFO total_commands_processed is this plus the connected clients' tot-cmds: the
+        # commands of clients that have gone, less those done before CONFIG RESETSTAT.
+        self.commands_base = 0
         self.keyspace = Keyspace(self.config.databases, clock, self._on_expire)
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
@@ -200,7 +202,8 @@ class Server:
     def unlink_client(self, client: Client) -> None:
         """Forget a client (connection lost or closed): release everything it held."""
         client.closed = True
-        self.clients.pop(client.id, None)
+        if self.clients.pop(client.id, None) is not None:
+            self.commands_base += client.commands_processed
         self.blocking.disconnect(client)
         self.unwatch_all(client)
         if client.postponed is not None:
@@ -212,6 +215,12 @@ class Server:
                 self.monitors.remove(client)
             except ValueError:
                 pass
+
+    def total_commands_processed(self) -> int:
+        """INFO total_commands_processed: counted per client as Redis's call() counts them
+        (EXEC's commands included; refused, queued and still blocked ones not), which keeps
+        the per-command path to one integer add."""
+        return self.commands_base + sum(c.commands_processed for c in self.clients.values())
 
     def authenticate(self, username: bytes, password: bytes) -> bool:
         """Check credentials against the ACL users (requirepass is the default user's)."""

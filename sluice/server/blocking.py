@@ -250,6 +250,7 @@ class BlockingManager:
         cmd = state.cmd
         if cmd is not None:
             cmd.calls += 1
+            client.commands_processed += 1
             if type(reply) is ErrorReply:
                 cmd.failed_calls += 1
                 self.server.count_error(reply)

@@ -49,7 +49,7 @@ class Client:
         "obuf_soft_since",
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
         "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo", "deferred_pushes",
-        "blocked_usec",
+        "blocked_usec", "net_input_bytes", "net_output_bytes", "commands_processed",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -104,6 +104,12 @@ class Client:
         self.deferred_pushes: list[bytes] | None = None
         # Run time of the blocked command's runs so far: the slow log gets the sum once.
         self.blocked_usec = 0
+        # CLIENT LIST tot-net-in / tot-net-out / tot-cmds: bytes read and written, and the
+        # commands done, as Redis's call() counts them (a blocked one once, when it is done;
+        # INFO's total_commands_processed adds these up).
+        self.net_input_bytes = 0
+        self.net_output_bytes = 0
+        self.commands_processed = 0
 
     # -- the handler API ------------------------------------------------------------------
 
@@ -175,8 +181,10 @@ class Client:
         if self.out and t is not None and not self.closed:
             # A fresh buffer rather than clear(): the transport may keep a view of this one.
             t.write(self.out)
+            n = len(self.out)
+            self.net_output_bytes += n
             stats = self.server.stats
-            stats["total_net_output_bytes"] += len(self.out)
+            stats["total_net_output_bytes"] += n
             stats["total_writes_processed"] += 1
             self.out = bytearray()
             if t.get_write_buffer_size():  # not all sent: check the output buffer limits
@@ -189,7 +197,11 @@ class Client:
         return self.bstate is not None
 
     def info_line(self) -> str:
-        """One CLIENT LIST line: Redis's fields, in the order of the newest Redis."""
+        """One CLIENT LIST line: Redis's fields, in the order of the newest Redis.
+
+        ``io-thread`` is 0: every client is served by the event loop's thread, Redis's main
+        thread. The reply being built is not in ``tot-net-out`` yet, nor the running command
+        in ``tot-cmds``, as in Redis (its input is in ``tot-net-in``)."""
         now = time.time_ns() // 1_000_000
         flags = "".join(ch for ch, on in (
             ("O", self.monitor), ("P", self.kind == "pubsub"), ("x", self.multi is not None),
@@ -216,5 +228,7 @@ class Client:
             f"tot-mem={omem + qbuf + argv_mem + multi_mem} events=r cmd={cmd} user={self.user} "
             f"redir=-1 resp={3 if self.resp3 else 2} "
             f"lib-name={self.lib_name.decode(errors='replace')} "
-            f"lib-ver={self.lib_ver.decode(errors='replace')}"
+            f"lib-ver={self.lib_ver.decode(errors='replace')} io-thread=0 "
+            f"tot-net-in={self.net_input_bytes} tot-net-out={self.net_output_bytes} "
+            f"tot-cmds={self.commands_processed}"
         )

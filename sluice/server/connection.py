@@ -98,6 +98,7 @@ class ClientProtocol(asyncio.Protocol):
         client.reader.feed(data)
         client.last_ms = time.time_ns() // 1_000_000
         server = self.server
+        client.net_input_bytes += len(data)
         server.stats["total_net_input_bytes"] += len(data)
         if client.bstate is None:
             server.process_input(client)

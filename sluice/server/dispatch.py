@@ -127,6 +127,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             start = end
             if reply is not BLOCKED:  # counted once, when it is done (see call)
                 cmd.calls += 1
+                client.commands_processed += 1
             else:
                 client.blocked_usec += duration
             cmd.usec += duration
@@ -151,9 +152,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
         start = _perf_ns()  # what ran since the last command is none of the next one's time
         if (client.bstate is not None or client.postponed is not None or client.closing
                 or client.paused_reading or client.closed):
-            server.commands_processed += ran
             return batch[ran:]
-    server.commands_processed += ran
     return []
 
 
@@ -290,6 +289,7 @@ def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], rerun: boo
         # counted every time it runs, and the slow log sees the runs' sum once, at the end,
         # as Redis adds up a blocked command's duration.
         cmd.calls += 1
+        client.commands_processed += 1  # EXEC's commands too, as Redis's call() counts them
         if client.blocked_usec:
             duration += client.blocked_usec
             client.blocked_usec = 0

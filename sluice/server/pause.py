@@ -104,7 +104,6 @@ class ClientPause:
             if argv is None or client.closed:
                 continue
             process_command(server, client, argv)
-            server.commands_processed += 1
             if client.postponed is None:  # not held again by a new pause
                 server.queue_unblocked(client)  # its pipelined input runs next
         server.before_return()

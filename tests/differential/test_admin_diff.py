@@ -229,10 +229,34 @@ def test_config_get_defaults(raw_pair: Any) -> None:
 
 
 def test_client_info_fields(raw_pair: Any) -> None:
-    newer = {"watch", "lib-name", "lib-ver"}  # Redis 7.2 / 7.4 fields
-    ours, theirs = ([f.split("=", 1)[0] for f in _parse(c.call("CLIENT", "INFO")).decode().split()]
-                    for c in raw_pair)
-    assert [f for f in ours if f not in newer] == theirs
+    """CLIENT INFO and this connection's CLIENT LIST line: Redis's fields in Redis's order."""
+    names = []
+    for c in raw_pair:
+        own = str(_parse(c.call("CLIENT", "ID")))
+        names.append([[f.split("=", 1)[0] for f in _parse(reply).decode().split()]
+                      for reply in (c.call("CLIENT", "INFO"), c.call("CLIENT", "LIST", "ID", own))])
+    assert names[0] == names[1]
+
+
+def test_client_counters(raw_pair: Any) -> None:
+    """tot-net-in, tot-cmds and total_commands_processed count the same things: EXEC's
+    commands but not their queueing, not refused commands, the running command's input."""
+    seen = []
+    for c in raw_pair:
+        before = _info_value(c, "stats", "total_commands_processed")
+        c.send_raw(b"PING\r\nMULTI\r\nSET k v\r\nGET k\r\nEXEC\r\nNOSUCH\r\nGET\r\n")
+        c.read_replies(7)
+        info = dict(f.split("=", 1) for f in _parse(c.call("CLIENT", "INFO")).decode().split())
+        after = _info_value(c, "stats", "total_commands_processed")
+        seen.append((info["tot-net-in"], info["tot-cmds"], int(after) - int(before)))
+    assert seen[0] == seen[1]
+
+
+def _info_value(client: RawClient, section: str, name: str) -> str:
+    for line in _parse(client.call("INFO", section)).decode().split("\r\n"):
+        if line.startswith(name + ":"):
+            return line.split(":", 1)[1]
+    raise AssertionError(f"no {name} in INFO {section}")
 
 
 def test_monitor_lines(sluice: ThreadedServer, reference: Any) -> None:

@@ -161,6 +161,7 @@ def test_resetstat_zeroes_commandstats_and_errorstats(ar: redis.Redis) -> None:
     assert "cmdstat_get" not in info and "cmdstat_incr" not in info
     assert "cmdstat_config|resetstat:calls=1," in info  # RESETSTAT itself, counted after it ran
     assert raw.call("INFO", "errorstats") == b"$14\r\n# Errorstats\r\n\r\n"
+    assert ar.info("stats")["total_commands_processed"] == 3  # RESETSTAT and the two INFOs
     raw.close()
 
 

@@ -27,7 +27,7 @@ from tests.support import RawClient, ThreadedServer, wait_blocked, wait_until
 FIELDS = ["id", "addr", "laddr", "fd", "name", "age", "idle", "flags", "db", "sub", "psub", "ssub",
           "multi", "watch", "qbuf", "qbuf-free", "argv-mem", "multi-mem", "rbs", "rbp", "obl",
           "oll", "omem", "tot-mem", "events", "cmd", "user", "redir", "resp", "lib-name",
-          "lib-ver"]
+          "lib-ver", "io-thread", "tot-net-in", "tot-net-out", "tot-cmds"]  # Redis 8.6's
 
 
 def err(message: str) -> str:
@@ -83,6 +83,28 @@ def test_client_info_fields(rr: redis.Redis) -> None:
     assert info["lib-name"] == "redis-py"  # redis-py sends CLIENT SETINFO on connect
     assert re.fullmatch(r"127\.0\.0\.1:\d+", info["addr"])
     assert int(info["fd"]) > 0
+
+
+def test_client_traffic_counters(sluice: ThreadedServer) -> None:
+    """tot-net-in counts the request being run; tot-net-out and tot-cmds only what is done.
+    Commands count as Redis's call() counts them: EXEC's own ones do, queueing them and a
+    rejected command do not, a blocked command counts once, when it times out."""
+    raw = RawClient(sluice.port)
+    try:
+        sent = b"PING\r\nMULTI\r\nSET k v\r\nEXEC\r\nNOSUCH\r\n"
+        raw.send_raw(sent)
+        replies = raw.read_replies(5)
+        assert raw.call("BLPOP", "nolist", "0.01") == b"*-1\r\n"
+        blpop = b"*3\r\n$5\r\nBLPOP\r\n$6\r\nnolist\r\n$4\r\n0.01\r\n"
+        request = b"*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\n"
+        raw.send_raw(request)
+        info = fields(raw.read_reply().split(b"\r\n", 1)[1])
+        assert info["io-thread"] == "0"
+        assert info["tot-net-in"] == str(len(sent) + len(blpop) + len(request))
+        assert info["tot-net-out"] == str(sum(map(len, replies)) + len(b"*-1\r\n"))
+        assert info["tot-cmds"] == "5"  # PING MULTI SET EXEC BLPOP
+    finally:
+        raw.close()
 
 
 def test_client_list(rr: redis.Redis, other: redis.Redis) -> None:
