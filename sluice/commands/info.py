@@ -1,14 +1,24 @@
 """INFO [section ...]: Redis's sections and field names.
 
-Mirrors Redis's ``genRedisInfoString`` (server.c): the sections server, clients, memory,
-persistence, stats, replication, cpu, modules, commandstats, errorstats, latencystats, cluster
-and keyspace, always printed in that order whatever order they were asked in; ``default``,
-``all`` and ``everything`` as Redis defines them; unknown names are ignored. Field names and
-order are Redis 7's; fields that only newer Redis prints (``total_blocking_keys``,
-``acl_access_denied_*`` ...) appear where the newest Redis puts them. Values Sluice has no
-counterpart for (allocator details, replication buffers, defragmentation) are reported as 0.
+Mirrors Redis 8.6's ``genRedisInfoString`` (server.c): the sections server, clients, memory,
+persistence, threads, stats, replication, cpu, hotkeys, modules, commandstats, errorstats,
+latencystats, cluster, keyspace and keysizes, always printed in that order whatever order
+they were asked in; ``default``, ``all`` and ``everything`` as Redis defines them
+(``module_list`` is another name for modules); unknown names are ignored. Field names and
+order are Redis 8.6's. Values Sluice has no counterpart for (allocator details, replication
+buffers, defragmentation, I/O threads, cluster slot migration) are reported as 0, as Redis
+reports them with the feature off.
 
-Sluice keeps no per-command latency histograms, so the latencystats section is empty.
+What Sluice does not have yet, and so prints empty or as 0:
+
+- latencystats: no per-command latency histograms, the section is empty;
+- hotkeys: no HOTKEYS tracking; the section is empty, as in Redis before tracking starts;
+- modules: no modules (Redis 8 lists its built-in vectorset module here);
+- keysizes: Redis keeps per-database histograms of string lengths and collection sizes,
+  updated on every write; Sluice keeps none yet (it would need the keyspace and the list
+  type to report each length change), so the section is printed empty rather than built by
+  scanning the keyspace on every INFO call;
+- the ``eventloop_*`` stats: asyncio gives no hook around each loop iteration.
 """
 
 from __future__ import annotations
@@ -72,8 +82,10 @@ def _memory(s: Any) -> dict[str, Any]:
     # Python has no allocator statistics worth reporting: the process RSS stands in for
     # used_memory, and the peak is the highest RSS seen by INFO.
     rss = _rss()
-    peak = max(rss, getattr(s, "info_peak_memory", 0))
-    s.info_peak_memory = peak
+    peak = getattr(s, "info_peak_memory", 0)
+    if rss > peak:
+        peak = s.info_peak_memory = rss
+        s.info_peak_time = int(time.time())
     total = _total_memory()
     maxmemory = s.config.maxmemory
     return {
@@ -83,6 +95,7 @@ def _memory(s: Any) -> dict[str, Any]:
         "used_memory_rss_human": _human(rss),
         "used_memory_peak": peak,
         "used_memory_peak_human": _human(peak),
+        "used_memory_peak_time": getattr(s, "info_peak_time", 0),
         "used_memory_peak_perc": f"{100 * rss / peak:.2f}%",
         "used_memory_overhead": 0,
         "used_memory_startup": 0,
@@ -91,6 +104,7 @@ def _memory(s: Any) -> dict[str, Any]:
         "allocator_allocated": rss,
         "allocator_active": rss,
         "allocator_resident": rss,
+        "allocator_muzzy": 0,
         "total_system_memory": total,
         "total_system_memory_human": _human(total),
         "used_memory_lua": 0,
@@ -120,11 +134,16 @@ def _memory(s: Any) -> dict[str, Any]:
         "mem_not_counted_for_evict": 0,
         "mem_replication_backlog": 0,
         "mem_total_replication_buffers": 0,
+        "mem_replica_full_sync_buffer": 0,
         "mem_clients_slaves": 0,
         "mem_clients_normal": sum(len(c.out) + c.reader.pending() for c in s.clients.values()),
+        "mem_cluster_slot_migration_output_buffer": 0,
+        "mem_cluster_slot_migration_input_buffer": 0,
+        "mem_cluster_slot_migration_input_buffer_peak": 0,
         "mem_cluster_links": 0,
         "mem_aof_buffer": 0,
         "mem_allocator": "pymalloc",
+        "mem_overhead_db_hashtable_rehashing": 0,  # Python's dicts resize all at once
         "active_defrag_running": 0,
         "lazyfree_pending_objects": 0,
         "lazyfreed_objects": 0,
@@ -148,6 +167,13 @@ def _persistence(s: Any) -> dict[str, Any]:
     }
 
 
+def _threads(s: Any) -> dict[str, Any]:
+    # One thread serves every client: the event loop's, Redis's main thread (io_thread_0).
+    st = s.stats
+    return {"io_thread_0": f"clients={len(s.clients)},reads={st['total_reads_processed']},"
+                           f"writes={st['total_writes_processed']}"}
+
+
 def _stats(s: Any) -> dict[str, Any]:
     st = s.stats
     return {
@@ -166,12 +192,16 @@ def _stats(s: Any) -> dict[str, Any]:
         "sync_full": 0,
         "sync_partial_ok": 0,
         "sync_partial_err": 0,
+        "expired_subkeys": 0,  # hash fields with a TTL: Sluice has no hashes
+        "expired_subkeys_active": 0,
         "expired_keys": st["expired_keys"],
+        "expired_keys_active": st["expired_keys_active"],
         "expired_stale_perc": "0.00",
         "expired_time_cap_reached_count": 0,
         "expire_cycle_cpu_milliseconds": 0,
         "evicted_keys": 0,
         "evicted_clients": 0,
+        "evicted_scripts": 0,
         "total_eviction_exceeded_time": 0,
         "current_eviction_exceeded_time": 0,
         "keyspace_hits": st["keyspace_hits"],
@@ -199,14 +229,22 @@ def _stats(s: Any) -> dict[str, Any]:
         "total_writes_processed": st["total_writes_processed"],
         "io_threaded_reads_processed": 0,
         "io_threaded_writes_processed": 0,
+        "io_threaded_total_prefetch_batches": 0,
+        "io_threaded_total_prefetch_entries": 0,
         "client_query_buffer_limit_disconnections": st["client_query_buffer_limit_disconnections"],
         "client_output_buffer_limit_disconnections": st["client_output_buffer_limit_disconnections"],
         "reply_buffer_shrinks": 0,
         "reply_buffer_expands": 0,
+        "eventloop_cycles": 0,
+        "eventloop_duration_sum": 0,
+        "eventloop_duration_cmd_sum": 0,
+        "instantaneous_eventloop_cycles_per_sec": 0,
+        "instantaneous_eventloop_duration_usec": 0,
         "acl_access_denied_auth": st["acl_access_denied_auth"],
         "acl_access_denied_cmd": st["acl_access_denied_cmd"],
         "acl_access_denied_key": st["acl_access_denied_key"],
         "acl_access_denied_channel": st["acl_access_denied_channel"],
+        "acl_access_denied_tls_cert": 0,  # no user is ever authenticated by its certificate
     }
 
 
@@ -278,7 +316,9 @@ def _keyspace(s: Any) -> dict[str, Any]:
             expires = db.expires
             ttls = [when - now for when in expires.values() if when > now] if expires else []
             avg_ttl = sum(ttls) // len(ttls) if ttls else 0
-            out[f"db{db.id}"] = f"keys={len(db)},expires={len(expires)},avg_ttl={avg_ttl}"
+            # subexpiry counts hashes with field TTLs: Sluice has no hashes.
+            out[f"db{db.id}"] = (f"keys={len(db)},expires={len(expires)},avg_ttl={avg_ttl},"
+                                 "subexpiry=0")
     return out
 
 
@@ -288,19 +328,24 @@ SECTIONS: dict[str, tuple[str, Callable[[Any], dict[str, Any]]]] = {
     "clients": ("Clients", _clients),
     "memory": ("Memory", _memory),
     "persistence": ("Persistence", _persistence),
+    "threads": ("Threads", _threads),
     "stats": ("Stats", _stats),
     "replication": ("Replication", _replication),
     "cpu": ("CPU", _cpu),
+    "hotkeys": ("Hotkeys", _none),
     "modules": ("Modules", _none),
     "commandstats": ("Commandstats", _commandstats),
     "errorstats": ("Errorstats", _errorstats),
     "latencystats": ("Latencystats", _none),
     "cluster": ("Cluster", _cluster),
     "keyspace": ("Keyspace", _keyspace),
+    "keysizes": ("Keysizes", _none),
 }
-DEFAULT = frozenset(("server", "clients", "memory", "persistence", "stats", "replication",
-                     "cpu", "modules", "errorstats", "cluster", "keyspace"))
+DEFAULT = frozenset(("server", "clients", "memory", "persistence", "threads", "stats",
+                     "replication", "cpu", "hotkeys", "modules", "errorstats", "cluster",
+                     "keyspace", "keysizes"))
 ALL = frozenset(SECTIONS)
+ALIASES = {"module_list": "modules"}  # the name Redis's default list uses
 
 
 def _human(n: int | float) -> str:
@@ -324,6 +369,8 @@ def wanted_sections(names: list[bytes]) -> set[str]:
             wanted |= DEFAULT
         elif name in SECTIONS:
             wanted.add(name)
+        elif name in ALIASES:
+            wanted.add(ALIASES[name])
     return wanted
 
 

@@ -86,6 +86,7 @@ class Server:
         self.acl: Any = None  # ACL hook: check(client, cmd, argv) -> CommandError | None
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
         self.listeners: list[asyncio.base_events.Server] = []
+        self.listener_info: dict[int, str] = {}  # INFO listener<n> lines (listen.note_listener)
         self.run_id = secrets.token_hex(20)
         self.start_time = time.time()
         self.port = self.config.port
@@ -145,7 +146,8 @@ class Server:
 
         if sock is not None:
             self.listeners.append(await self.loop.create_server(factory, sock=sock))
-            self.port = sock.getsockname()[1]
+            host, self.port = sock.getsockname()[:2]
+            listen.note_listener(self, "tcp", [host], self.port)
         elif self.config.port:  # port 0: no TCP listener
             await listen.open_tcp(self, factory, self.config.port)
         await listen.open_extra(self, factory)  # tls-port, unixsocket
@@ -180,6 +182,7 @@ class Server:
         for srv in self.listeners:
             await srv.wait_closed()
         self.listeners.clear()
+        self.listener_info.clear()
         listen.remove_unix_socket(self)
 
     # -- clients ----------------------------------------------------------------------------
@@ -519,6 +522,7 @@ class Server:
             "executable": os.path.abspath(os.sys.argv[0]) if os.sys.argv else "",  # type: ignore[attr-defined]
             "config_file": self.config.config_file or "",
             "io_threads_active": 0,
+            **{f"listener{n}": text for n, text in sorted(self.listener_info.items())},
         }
 
     # -- cron -------------------------------------------------------------------------------
@@ -532,7 +536,9 @@ class Server:
             if self.active_expire_enabled and not self.pause.mode:
                 for db in self.keyspace.dbs:
                     if db.expires:
-                        db.active_expire()
+                        # INFO expired_keys_active: the keys the cycle found (expired_keys
+                        # counts them too, with those found on access)
+                        self.stats["expired_keys_active"] += db.active_expire()
             timeout = self.config.timeout
             if timeout:
                 now = time.time_ns() // 1_000_000

@@ -99,7 +99,9 @@ class ClientProtocol(asyncio.Protocol):
         client.last_ms = time.time_ns() // 1_000_000
         server = self.server
         client.net_input_bytes += len(data)
-        server.stats["total_net_input_bytes"] += len(data)
+        stats = server.stats
+        stats["total_net_input_bytes"] += len(data)
+        stats["total_reads_processed"] += 1  # one read event: Redis's readQueryFromClient
         if client.bstate is None:
             server.process_input(client)
         server.before_return()

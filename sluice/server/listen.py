@@ -6,6 +6,9 @@ address and ``::*`` every IPv6 one (Redis 7 spelling); ``port 0`` means no TCP l
 ``unixsocket`` is created with ``unixsocketperm`` (octal, 0 = leave the umask's) and
 removed at shutdown. A TLS listener uses the same bind addresses (``tls.py`` builds the
 ``SSLContext`` from the ``tls-*`` settings).
+
+Each listener is described for INFO's ``listener<n>`` lines when it opens (what really
+listens: a later CONFIG SET bind does not move it); ``n`` is Redis's connection-type index.
 """
 
 from __future__ import annotations
@@ -19,6 +22,17 @@ if TYPE_CHECKING:
     from .app import Server
 
 log = logging.getLogger("sluice")
+
+
+# Redis numbers its listeners by connection type, in the order it registers the types.
+LISTENER_INDEX = {"tcp": 0, "unix": 1, "tls": 2}
+
+
+def note_listener(server: Server, kind: str, binds: list[str], port: int) -> None:
+    """Record ``listener<n>:name=<kind>,bind=<addr>...,port=<port>`` for INFO server: the
+    bind words as configured (``*``, ``-::*``), only those that listen; no port for unix."""
+    text = f"name={kind}" + "".join(f",bind={b}" for b in binds)
+    server.listener_info[LISTENER_INDEX[kind]] = text + (f",port={port}" if port else "")
 
 
 def bind_hosts(bind: list[str]) -> list[tuple[str, bool]]:
@@ -36,7 +50,9 @@ async def open_tcp(server: Server, factory: Callable[[], Any], port: int,
                    ssl: Any = None) -> None:
     """One listener per bind address on ``port`` (TLS when ``ssl`` is an SSLContext)."""
     kind = "TLS" if ssl is not None else "TCP"
-    for host, optional in bind_hosts(server.config.bind):
+    bound = []
+    for word, (host, optional) in zip(server.config.bind, bind_hosts(server.config.bind),
+                                      strict=True):
         try:
             srv = await server.loop.create_server(
                 factory, host, port, backlog=server.config.tcp_backlog, reuse_address=True,
@@ -49,6 +65,9 @@ async def open_tcp(server: Server, factory: Callable[[], Any], port: int,
             raise OSError(e.errno, f"Could not create server {kind} listening socket "
                                    f"{host}:{port}: {e.strerror}") from e
         server.listeners.append(srv)
+        bound.append(word)
+    if bound:
+        note_listener(server, kind.lower(), bound, port)
 
 
 async def open_extra(server: Server, factory: Callable[[], Any]) -> None:
@@ -71,6 +90,7 @@ async def open_extra(server: Server, factory: Callable[[], Any]) -> None:
         if cfg.unixsocketperm:
             os.chmod(path, cfg.unixsocketperm)
         server.listeners.append(srv)
+        note_listener(server, "unix", [path], 0)
         log.info("The server is now ready to accept connections at %s", path)
 
 

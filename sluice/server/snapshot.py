@@ -55,6 +55,7 @@ class Persistence:
         self.last_bgsave_try = 0.0
         self.last_bgsave_time = -1
         self.rdb_saves = 0
+        self.rdb_failures = 0  # BGSAVEs failed since the last that worked (INFO)
         self.keys_loaded = 0
         self.keys_expired_on_load = 0
         self.loading = False
@@ -250,9 +251,11 @@ class Persistence:
             self.server.lastsave = int(time.time())
             self.last_bgsave_ok = True
             self.rdb_saves += 1
+            self.rdb_failures = 0
         else:
             log.warning("Background saving error")
             self.last_bgsave_ok = False
+            self.rdb_failures += 1
             try:
                 os.unlink(os.path.join(self.config.dir, f"temp-{pid}.rdb"))
             except OSError:
@@ -420,6 +423,7 @@ class Persistence:
             "rdb_current_bgsave_time_sec": int(time.monotonic() - self.child_started)
             if self.child_pid else -1,
             "rdb_saves": self.rdb_saves,
+            "rdb_saves_consecutive_failures": self.rdb_failures,
             "rdb_last_cow_size": 0,
             "rdb_last_load_keys_expired": self.keys_expired_on_load,
             "rdb_last_load_keys_loaded": self.keys_loaded,

@@ -176,12 +176,15 @@ def test_info_sections(admin: ThreadedServer) -> None:
     raw = RawClient(admin.port)
     try:
         default = raw.call("INFO").decode()
-        assert sections(default) == ["Server", "Clients", "Memory", "Persistence", "Stats",
-                                     "Replication", "CPU", "Modules", "Errorstats", "Cluster",
-                                     "Keyspace"]
+        # Redis 8.6's sections (Threads, Hotkeys and Keysizes are new since 7.0).
+        assert sections(default) == ["Server", "Clients", "Memory", "Persistence", "Threads",
+                                     "Stats", "Replication", "CPU", "Hotkeys", "Modules",
+                                     "Errorstats", "Cluster", "Keyspace", "Keysizes"]
         assert sections(raw.call("INFO", "everything").decode()) == [
-            "Server", "Clients", "Memory", "Persistence", "Stats", "Replication", "CPU",
-            "Modules", "Commandstats", "Errorstats", "Latencystats", "Cluster", "Keyspace"]
+            "Server", "Clients", "Memory", "Persistence", "Threads", "Stats", "Replication",
+            "CPU", "Hotkeys", "Modules", "Commandstats", "Errorstats", "Latencystats",
+            "Cluster", "Keyspace", "Keysizes"]
+        assert sections(raw.call("INFO", "module_list").decode()) == ["Modules"]
         # Always in Redis's order, each once, whatever was asked.
         assert sections(raw.call("INFO", "keyspace", "CPU", "server", "cpu").decode()) == [
             "Server", "CPU", "Keyspace"]
@@ -189,6 +192,38 @@ def test_info_sections(admin: ThreadedServer) -> None:
         assert "\r\ncluster_enabled:0\r\n" in default
         assert re.search(r"\r\nredis_version:\d+\.\d+\.\d+\r\n", default)
         assert re.search(r"\r\nused_memory_human:[\d.]+[BKMG]\r\n", default)
+    finally:
+        raw.close()
+
+
+def test_info_listener_and_threads(admin: ThreadedServer) -> None:
+    raw = RawClient(admin.port)
+    try:
+        server = raw.call("INFO", "server").decode()
+        assert f"\r\nlistener0:name=tcp,bind=127.0.0.1,port={admin.port}\r\n" in server
+        # One thread serves every client: Redis's main thread, io_thread_0.
+        text = raw.call("INFO", "threads", "stats").decode()
+        m = re.search(r"\r\nio_thread_0:clients=(\d+),reads=(\d+),writes=(\d+)\r\n", text)
+        assert m is not None and int(m[1]) >= 1
+        assert f"\r\ntotal_reads_processed:{m[2]}\r\n" in text and int(m[2]) >= 2
+        assert f"\r\ntotal_writes_processed:{m[3]}\r\n" in text and int(m[3]) >= 1
+    finally:
+        raw.close()
+
+
+def test_info_counts_keys_the_active_cycle_expired(sluice: ThreadedServer) -> None:
+    raw = RawClient(sluice.port)
+
+    def stat(name: str) -> int:
+        m = re.search(rf"\r\n{name}:(\d+)\r".encode(), raw.call("INFO", "stats"))
+        assert m is not None, name
+        return int(m[1])
+
+    try:
+        total, active = stat("expired_keys"), stat("expired_keys_active")
+        raw.call("SET", "soon-gone", "v", "PX", "1")  # never read: only the cycle finds it
+        wait_until(lambda: stat("expired_keys_active") > active, what="the active expiry cycle")
+        assert stat("expired_keys") > total  # expired_keys counts them too
     finally:
         raw.close()
 
