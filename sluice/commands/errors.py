@@ -122,12 +122,19 @@ INT_OUT_OF_RANGE = "ERR value is out of range, value must between -2147483648 an
 
 
 def unknown_command(argv: list[bytes]) -> CommandError:
-    """``ERR unknown command 'x', with args beginning with: 'a' 'b' `` as Redis words it."""
+    """``ERR unknown command 'x', with args beginning with: 'a' 'b' `` as Redis 8 words it:
+    no argument list without arguments; arguments are echoed while fewer than 128 bytes are,
+    the last one cut to what is left of the 128."""
     name = _shown(argv[0], 128)
-    shown = "".join(f"'{_shown(a, 128)}' " for a in argv[1:])
-    if len(shown) > 128:  # Redis caps the argument list it echoes back
-        shown = shown[:128]
-    return CommandError(f"ERR unknown command '{name}', with args beginning with: {shown}")
+    if len(argv) < 2:
+        return CommandError(f"ERR unknown command '{name}'")
+    shown = b""
+    for arg in argv[1:]:
+        if len(shown) >= 128:
+            break
+        shown += b"'" + arg[: 128 - len(shown)].split(b"\0", 1)[0] + b"' "
+    return CommandError(f"ERR unknown command '{name}', with args beginning with: "
+                        + _shown(shown, len(shown)))
 
 
 def unknown_subcommand(sub: bytes, parent: str) -> CommandError:
@@ -252,14 +259,17 @@ STREAM_LIMIT_WITHOUT_STRATEGY = (
 STREAM_LIMIT_WITHOUT_APPROX = "ERR syntax error, LIMIT cannot be used without the special ~ option"
 XTRIM_WITHOUT_STRATEGY = "ERR syntax error, XTRIM must be called with a trimming strategy"
 STREAM_INVALID_ID = "ERR Invalid stream ID specified as stream command argument"
-# 8.6 IDMP / IDMPAUTO (texts from Redis's test suite)
-IDMP_TWICE = "ERR IDMP/IDMPAUTO specified multiple times"
-IDMP_EXPLICIT_ID = "ERR IDMP/IDMPAUTO can be used only with auto-generated IDs"
-IDMP_EMPTY_PID = "ERR IDMP requires a non-empty producer ID"
-IDMP_EMPTY_IID = "ERR IDMP requires a non-empty idempotent ID"
-IDMPAUTO_EMPTY_PID = "ERR IDMPAUTO requires a non-empty producer ID"
-# 8.6 XCFGSET (range texts as redis-py / fakeredis report them; the first one is unverified)
-XCFGSET_NO_PARAMETER = "ERR At least one parameter (IDMP-DURATION or IDMP-MAXSIZE) is required"
+# 8.6 IDMP / IDMPAUTO and XCFGSET (checked against redis-server 8.6.3)
+IDMP_TWICE = "ERR syntax error, IDMP/IDMPAUTO specified multiple times"
+IDMP_EXPLICIT_ID = "ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs"
+IDMP_EMPTY_PID = "ERR syntax error, IDMP requires a non-empty producer ID"
+IDMP_EMPTY_IID = "ERR syntax error, IDMP requires a non-empty idempotent ID"
+IDMPAUTO_EMPTY_PID = "ERR syntax error, IDMPAUTO requires a non-empty producer ID"
+XCFGSET_NO_PARAMETER = "ERR At least one parameter must be specified"
+IDMP_DURATION_TWICE = "ERR IDMP-DURATION specified multiple times"
+IDMP_MAXSIZE_TWICE = "ERR IDMP-MAXSIZE specified multiple times"
+CLAIM_IDLE_NOT_INTEGER = "ERR min-idle-time is not an integer or out of range"
+CLAIM_IDLE_NEGATIVE = "ERR min-idle-time must be a positive integer"
 IDMP_DURATION_RANGE = "ERR IDMP-DURATION must be between 1 and 86400 seconds"
 IDMP_MAXSIZE_RANGE = "ERR IDMP-MAXSIZE must be between 1 and 10000 entries"
 # 8.2 XDELEX / XACKDEL
@@ -283,6 +293,7 @@ XREADGROUP_UNBALANCED = (
 )
 XREAD_GROUP_OPTION = "ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead."
 XREAD_NOACK_OPTION = "ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead."
+XREAD_CLAIM_OPTION = "ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead."
 XREAD_GT_ID = (
     "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> "
     "<consumer> option."

@@ -143,14 +143,17 @@ def parse_policy(arg: bytes) -> RefPolicy | None:
     return None
 
 
-def parse_ids_block(argv: list[bytes], start: int) -> tuple[RefPolicy, list[int]]:
-    """``[KEEPREF | DELREF | ACKED] IDS numids id ...`` of XDELEX and XACKDEL, from ``start``.
+def parse_ids_block(argv: list[bytes], start: int) -> tuple[RefPolicy, list[bytes]]:
+    """``[KEEPREF | DELREF | ACKED] IDS numids id ...`` of XDELEX and XACKDEL, from ``start``:
+    the policy and the ID arguments, not yet parsed.
 
-    Redis 8.2's rules: the policy at most once, the IDs parsed strictly as the IDS block is
-    met (all of them before anything changes), a missing IDS block is its own error.
+    Redis 8.2's rules: the policy at most once, a missing IDS block is its own error, a later
+    IDS block replaces an earlier one. The IDs are parsed by the caller once the key (and the
+    group) exist, all of them before anything changes: for a missing key every ID is -1,
+    whatever it looks like.
     """
     policy: RefPolicy | None = None
-    ids: list[int] | None = None
+    ids: list[bytes] | None = None
     argc = len(argv)
     i = start
     while i < argc:
@@ -161,7 +164,7 @@ def parse_ids_block(argv: list[bytes], start: int) -> tuple[RefPolicy, list[int]
                 raise CommandError(E.NUMIDS_NOT_POSITIVE)
             if n > argc - i - 2:
                 raise CommandError(E.NUMIDS_MISMATCH)
-            ids = [parse_strict_id(a) for a in argv[i + 2 : i + 2 + n]]
+            ids = argv[i + 2 : i + 2 + n]
             i += 2 + n
             continue
         found = parse_policy(opt)
@@ -205,6 +208,7 @@ def parse_add_or_trim(ctx: Any, argv: list[bytes], xadd: bool) -> TrimArgs:
     """
     t = TrimArgs()
     limit_given = False
+    policy_given = False
     argc = len(argv)
     i = 2
     while i < argc:
@@ -240,9 +244,10 @@ def parse_add_or_trim(ctx: Any, argv: list[bytes], xadd: bool) -> TrimArgs:
             i += 1
         elif xadd and lopt == b"nomkstream":
             t.no_mkstream = True
-        elif (policy := parse_policy(opt)) is not None:
-            # Redis 8.2; the docs give no error for a repeated policy: the last one wins.
+        elif not policy_given and (policy := parse_policy(opt)) is not None:
+            # Redis 8.2: a second policy is not an option (XADD reads it as the ID).
             t.policy = policy
+            policy_given = True
         elif xadd and lopt == b"idmpauto" and moreargs:
             if t.idmp_pid is not None:
                 raise CommandError(E.IDMP_TWICE)
@@ -262,6 +267,8 @@ def parse_add_or_trim(ctx: Any, argv: list[bytes], xadd: bool) -> TrimArgs:
         elif xadd:
             t.id_spec = parse_xadd_id(opt)  # no more options: this is the ID
             t.id_idx = i
+            if t.idmp_pid is not None and t.id_spec is not None and ctx.kind != "aof":
+                raise CommandError(E.IDMP_EXPLICIT_ID)
             break
         else:
             raise CommandError(E.SYNTAX)
@@ -282,8 +289,6 @@ def parse_add_or_trim(ctx: Any, argv: list[bytes], xadd: bool) -> TrimArgs:
         t.limit = default_trim_limit(ctx.server.config.stream_node_max_entries)
     else:
         t.limit = 0
-    if t.idmp_pid is not None and t.id_spec is not None and not obey:
-        raise CommandError(E.IDMP_EXPLICIT_ID)
     return t
 
 

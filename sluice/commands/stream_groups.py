@@ -37,7 +37,6 @@ from .args import Args, parse_int
 from .errors import (
     ENTRIESREAD_RANGE,
     NO_SUCH_KEY,
-    NOGROUP_KEY_OR_GROUP,
     NOGROUP_XGROUP,
     XGROUP_KEY_REQUIRED,
     CommandError,
@@ -188,7 +187,7 @@ def xgroup_create(ctx: Any, args: Args) -> Any:
         stream = Stream()
         ctx.db.add(key, stream)
         ctx.modified(key)
-    stream.create_group(name, last_id, entries_read)  # BusyGroupError
+    stream.create_group(name, last_id, _at_most_added(stream, entries_read))  # BusyGroupError
     group_dirty(ctx)
     return OK
 
@@ -202,9 +201,15 @@ def xgroup_setid(ctx: Any, args: Args) -> Any:
     raw_id = ctx.argv[4]
     # SETID accepts "-" and "+" (streamParseIDOrReply), unlike CREATE.
     last_id = stream.last_id if raw_id == b"$" else parse_id(raw_id)
-    group.set_id(last_id, entries_read)
+    group.set_id(last_id, _at_most_added(stream, entries_read))
     group_dirty(ctx)
     return OK
+
+
+def _at_most_added(stream: Stream, entries_read: int) -> int:
+    """ENTRIESREAD beyond the stream's entries-added is taken as entries-added (Redis 8;
+    7.0 kept it, and reported a lag that could not be)."""
+    return entries_read if entries_read == -1 else min(entries_read, stream.entries_added)
 
 
 def xgroup_destroy(ctx: Any, args: Args) -> Any:
@@ -280,19 +285,18 @@ def xack(ctx: Any, args: Args) -> Any:
 
 def xackdel(ctx: Any, args: Args) -> Any:
     key, name = ctx.argv[1], ctx.argv[2]
-    policy, ids = parse_ids_block(ctx.argv, 3)
-    stream = get_stream(ctx, key)
-    if stream is None:
-        return [XDelExResult.NOT_FOUND] * len(ids)
-    group = stream.groups.get(name)
-    if group is None:
-        raise nogroup(NOGROUP_KEY_OR_GROUP, key, name)
-    pending = sum(1 for sid in ids if sid in group.pel)
+    stream = get_stream(ctx, key)  # WRONGTYPE before any option error, as Redis
+    policy, id_args = parse_ids_block(ctx.argv, 3)
+    group = None if stream is None else stream.groups.get(name)
+    if stream is None or group is None:
+        # No key or no group: every ID "not found", not an error (Redis 8.2).
+        return [XDelExResult.NOT_FOUND] * len(id_args)
+    ids = [parse_strict_id(a) for a in id_args]
     length = len(stream)
     result = stream.ack_delete(group, ids, policy)
     if len(stream) != length or policy == DELREF:
         ctx.modified(key)  # entries left the stream: a key modification, as XDEL
-    group_dirty(ctx, pending)
+    group_dirty(ctx, sum(1 for r in result if r != XDelExResult.NOT_FOUND))
     return result
 
 

@@ -23,7 +23,7 @@ Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs fr
   entries idle for at least that long are claimed first, most idle first, each reported as
   ``[id, fields, idle-ms, earlier deliveries]``; then new entries fill what is left of COUNT,
   reported as ``[id, fields, 0, 0]`` so every entry of a CLAIM reply has the same shape.
-  NOACK does not apply to claimed entries. A negative min-idle-time counts as 0, as XCLAIM's.
+  NOACK does not apply to claimed entries. A negative min-idle-time is an error (8.6.3).
   A blocked reader is woken by writes only, not by a pending entry becoming idle enough.
 - Effects are logged, not the command (``preventCommandPropagation``): XGROUP CREATECONSUMER
   for a new consumer, one XCLAIM ... FORCE JUSTID per entry added to or moved in the PEL, and
@@ -42,6 +42,8 @@ from sluice.storage.streamid import MAX_ID, format_id, parse_strict_id
 
 from .args import Args, parse_int
 from .errors import (
+    CLAIM_IDLE_NEGATIVE,
+    CLAIM_IDLE_NOT_INTEGER,
     NOGROUP_XREADGROUP,
     SYNTAX,
     XREADGROUP_DOLLAR,
@@ -121,7 +123,9 @@ def parse_xreadgroup(ctx: Any, now: int) -> tuple[ReadGroupArgs, list[ConsumerGr
             count = max(0, parse_int(argv[i]))
         elif opt == b"CLAIM" and more:
             i += 1
-            claim = max(0, parse_int(argv[i]))
+            claim = parse_int(argv[i], CLAIM_IDLE_NOT_INTEGER)
+            if claim < 0:
+                raise CommandError(CLAIM_IDLE_NEGATIVE)
         elif opt == b"STREAMS" and more:
             streams_at = i + 1
             if (argc - streams_at) % 2:

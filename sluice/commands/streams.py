@@ -229,11 +229,12 @@ def xdel(ctx: Any, args: Args) -> Any:
 
 def xdelex(ctx: Any, args: Args) -> Any:
     argv = args.argv
-    policy, ids = parse_ids_block(argv, 2)
     key = argv[1]
-    stream = get_stream(ctx, key)
+    stream = get_stream(ctx, key)  # WRONGTYPE before any option error, as Redis
+    policy, id_args = parse_ids_block(argv, 2)
     if stream is None:
-        return [-1] * len(ids)
+        return [-1] * len(id_args)
+    ids = [parse_strict_id(a) for a in id_args]
     pending_before = sum(len(g.pel) for g in stream.groups.values())
     res = stream.delete_ex(ids, policy)  # type: ignore[arg-type]
     if 1 in res or sum(len(g.pel) for g in stream.groups.values()) != pending_before:
@@ -288,28 +289,34 @@ def xsetid(ctx: Any, args: Args) -> Any:
 
 
 def xcfgset(ctx: Any, args: Args) -> Any:
+    """Redis 8.6's order: the key (no such key, WRONGTYPE), then each parameter once and in
+    range, then at least one of them."""
     argv = args.argv
-    if len(argv) < 3:
-        raise CommandError(E.XCFGSET_NO_PARAMETER)
+    key = argv[1]
+    stream = get_stream(ctx, key)
+    if stream is None:
+        raise CommandError(E.NO_SUCH_KEY)
     duration = maxsize = None
     i, argc = 2, len(argv)
     while i < argc:
         opt = argv[i].upper()
         if opt == b"IDMP-DURATION" and i + 1 < argc:
+            if duration is not None:
+                raise CommandError(E.IDMP_DURATION_TWICE)
             duration = parse_int(argv[i + 1])
             if not 1 <= duration <= 86400:
                 raise CommandError(E.IDMP_DURATION_RANGE)
         elif opt == b"IDMP-MAXSIZE" and i + 1 < argc:
+            if maxsize is not None:
+                raise CommandError(E.IDMP_MAXSIZE_TWICE)
             maxsize = parse_int(argv[i + 1])
             if not 1 <= maxsize <= 10000:
                 raise CommandError(E.IDMP_MAXSIZE_RANGE)
         else:
             raise CommandError(E.SYNTAX)
         i += 2
-    key = argv[1]
-    stream = get_stream(ctx, key)
-    if stream is None:
-        raise CommandError(E.NO_SUCH_KEY)
+    if duration is None and maxsize is None:
+        raise CommandError(E.XCFGSET_NO_PARAMETER)
     stream.idmp.configure(duration, maxsize)  # a changed value clears every producer's history
     ctx.modified(key)
     return OK
@@ -344,6 +351,8 @@ def xread(ctx: Any, args: Args) -> Any:
             raise CommandError(E.XREAD_GROUP_OPTION)
         elif opt == b"noack":
             raise CommandError(E.XREAD_NOACK_OPTION)
+        elif opt == b"claim" and more:
+            raise CommandError(E.XREAD_CLAIM_OPTION)
         else:
             raise CommandError(E.SYNTAX)
         i += 1

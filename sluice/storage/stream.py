@@ -458,11 +458,35 @@ class Stream:
     def ack_delete(
         self, group: ConsumerGroup, ids: Sequence[int], policy: RefPolicy = KEEPREF
     ) -> list[int]:
-        """XACKDEL: acknowledge ``ids`` in ``group``, then delete them like XDELEX."""
+        """XACKDEL: one XDelExResult code per ID (Redis 8.2's ``xackdelCommand``).
+
+        An ID not pending in ``group`` is NOT_FOUND, whether or not the stream has it. A
+        pending one is acknowledged, then deleted (DELETED, also when the stream had already
+        lost it) unless ACKED finds another group still needing it (REFERENCED).
+        """
+        res: list[int] = []
+        deleted = 0
+        first_gone = False
         for sid in ids:
-            if sid in group.pel:
-                group.drop_pending(sid)
-        return self.delete_ex(ids, policy)
+            if sid not in group.pel:
+                res.append(XDelExResult.NOT_FOUND)
+                continue
+            group.drop_pending(sid)
+            if policy == ACKED and self.is_referenced(sid):
+                res.append(XDelExResult.REFERENCED)
+                continue
+            if policy == DELREF:
+                self.delete_refs(sid)
+            if self._delete_one(sid):
+                if sid == self.first_id:
+                    first_gone = True
+                if sid > self.max_deleted_entry_id:
+                    self.max_deleted_entry_id = sid
+                deleted += 1
+            res.append(XDelExResult.DELETED)
+        if deleted:
+            self._after_deletes(first_gone)
+        return res
 
     # --------------------------------------------------------------- trimming
 
