@@ -1,11 +1,8 @@
-"""Our command table against ``COMMAND INFO`` of a real redis-server (7.0.15).
+"""Our command table against ``COMMAND INFO`` of the reference redis-server (8.6).
 
-For every command and subcommand in our table that the reference also has, the arity, the
-flags, the legacy first/last/step, the ACL categories and the key specs (flags, begin_search,
-find_keys) must be what the reference reports. One test per row, so a wrong row names itself.
-
-Rows the reference cannot check are listed below with the reason: commands added after 7.0,
-and fields where we follow the newest documented Redis rather than 7.0.
+For every command and subcommand in our table, the arity, the flags, the legacy
+first/last/step, the ACL categories and the key specs (flags, begin_search, find_keys) must be
+what the reference reports. One test per row, so a wrong row names itself.
 """
 
 from __future__ import annotations
@@ -21,21 +18,6 @@ from sluice.commands.introspection import every_command, info_record
 from tests.support import RawClient
 
 pytestmark = pytest.mark.differential
-
-# Commands the reference (7.0.15) does not have.
-NOT_IN_REDIS_7_0: dict[str, str] = {
-    "client|setinfo": "added in Redis 7.2",
-    "client|no-touch": "added in Redis 7.2",
-    "xackdel": "Redis 8.2 stream command",
-    "xdelex": "Redis 8.2 stream command",
-    "xcfgset": "Redis 8.x stream command",
-}
-
-# (row, field) where the table follows the newest documented Redis, not 7.0.
-NEWER_THAN_7_0: dict[tuple[str, str], str] = {
-    ("command|getkeys", "arity"): "7.2 takes commands without arguments: arity -3, not -4",
-    ("command|getkeysandflags", "arity"): "7.2 takes commands without arguments: arity -3",
-}
 
 FIELDS = ("arity", "flags", "range", "categories", "key_specs")
 
@@ -119,34 +101,16 @@ def our_rows() -> dict[str, dict[str, Any]]:
 
 def differences(name: str, ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
     return [f"{field}: ours {ours[field]!r}, redis {theirs[field]!r}" for field in FIELDS
-            if ours[field] != theirs[field] and (name, field) not in NEWER_THAN_7_0]
+            if ours[field] != theirs[field]]
 
 
-@pytest.mark.parametrize("name", sorted(set(OUR_ROWS) - set(NOT_IN_REDIS_7_0)))
+@pytest.mark.parametrize("name", sorted(OUR_ROWS))
 def test_row_matches_redis(name: str, reference_rows: dict[str, Any],
                            our_rows: dict[str, Any]) -> None:
     theirs = reference_rows.get(name)
-    assert theirs is not None, (
-        f"{name} is not a Redis 7.0 command: list it in NOT_IN_REDIS_7_0 with the reason")
+    assert theirs is not None, f"{name} is not a command of the reference Redis"
     wrong = differences(name, our_rows[name], theirs)
     assert not wrong, f"{name}:\n  " + "\n  ".join(wrong)
-
-
-def test_rows_newer_than_the_reference_are_really_missing_there(
-        reference_rows: dict[str, Any]) -> None:
-    """Rows left out of the comparison (7.2/8.x additions) must be absent from Redis 7.0;
-    their documented shape is tested with their families."""
-    assert set(NOT_IN_REDIS_7_0) <= set(OUR_ROWS)
-    present = sorted(n for n in NOT_IN_REDIS_7_0 if n in reference_rows)
-    assert not present, f"in Redis 7.0 after all, compare them: {present}"
-
-
-def test_listed_differences_still_differ(reference_rows: dict[str, Any],
-                                          our_rows: dict[str, Any]) -> None:
-    """An entry of NEWER_THAN_7_0 that no longer differs must leave the list."""
-    stale = [key for key in NEWER_THAN_7_0
-             if key[0] in our_rows and our_rows[key[0]][key[1]] == reference_rows[key[0]][key[1]]]
-    assert not stale, f"no longer different, remove from NEWER_THAN_7_0: {stale}"
 
 
 def test_a_wrong_row_is_caught(reference_rows: dict[str, Any]) -> None:

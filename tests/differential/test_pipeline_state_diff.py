@@ -25,6 +25,7 @@ from tests.support import (
     command_counts,
     resp_frame_end,
     wait_until,
+    without_modules,
 )
 
 pytestmark = pytest.mark.differential
@@ -75,7 +76,7 @@ def read_until_reset(sock: socket.socket) -> list[bytes]:
             assert chunk, f"closed after {frames!r} {bytes(buf)!r}"
             buf += chunk
             continue
-        frames.append(_CLIENT_ID.sub(rb"\1:<id>\r\n", bytes(buf[:end])))
+        frames.append(_CLIENT_ID.sub(rb"\1:<id>\r\n", without_modules(bytes(buf[:end]))))
         del buf[:end]
         if frames[-1] == END and not buf:
             return frames
@@ -166,22 +167,34 @@ def _may_publish_to_itself(commands: list[str]) -> bool:
     return False
 
 
+def _with_password(port: int, commands: list[str]) -> list[bytes]:
+    admin = RawClient(port)
+    admin.call("FLUSHALL")
+    admin.call("CONFIG", "SET", "requirepass", "secret")
+    try:
+        return replies_until_reset(port, pipeline(commands))
+    finally:
+        admin.call("CONFIG", "SET", "requirepass", "")
+        admin.close()
+
+
 def test_authentication_midway(sluice: ThreadedServer, reference: ProcessServer) -> None:
     """Commands refused before AUTH in the same packet, served after it, refused after RESET."""
     commands = ["GET k", "AUTH wrong", "SET k v", "AUTH secret", "SET k v", "GET k", "RESET",
                 "GET k", "AUTH secret", "GET k"]
-    results = []
-    for port in (sluice.port, reference.port):
-        admin = RawClient(port)
-        admin.call("FLUSHALL")
-        admin.call("CONFIG", "SET", "requirepass", "secret")
-        try:
-            results.append(replies_until_reset(port, pipeline(commands)))
-        finally:
-            admin.call("CONFIG", "SET", "requirepass", "")
-            admin.close()
-    assert results[0] == results[1]
-    assert b"+OK\r\n" in results[0] and results[0][0].startswith(b"-NOAUTH")
+    ours, theirs = (_with_password(port, commands) for port in (sluice.port, reference.port))
+    # One known difference: redis-server 8.6 drops a failed AUTH's WRONGPASS when the
+    # connection still has replies waiting to be written (acl.c addAuthErrReply returns early
+    # if clientHasPendingReplies), here the NOAUTH of the GET before it in the same packet. A
+    # pipelining client would then pair every later reply with the wrong command; the AUTH
+    # documentation promises an error, so Sluice answers it.
+    wrongpass = b"-WRONGPASS invalid username-password pair or user is disabled.\r\n"
+    assert ours[1] == wrongpass and wrongpass not in theirs
+    assert ours[:1] + ours[2:] == theirs
+    assert b"+OK\r\n" in ours and ours[0].startswith(b"-NOAUTH")
+    # Without a reply waiting before it, the failed AUTH is answered the same on both.
+    commands = ["AUTH wrong", "GET k", "AUTH secret", "GET k"]
+    assert _with_password(sluice.port, commands) == _with_password(reference.port, commands)
 
 
 def test_commands_after_a_blocked_one_wait_for_it(sluice: ThreadedServer,

@@ -4,11 +4,8 @@ Scripted cases run in RESP2 and RESP3; a hypothesis sequence test drives XADD / 
 XRANGE / XREVRANGE / XLEN / non-blocking XREAD on small macro nodes (so ``~`` trims and the
 radix tree layout are exercised) and compares every reply's bytes, then XINFO STREAM.
 
-Known differences, left out of the byte comparison on purpose (the integration tests assert
-the newest documented behaviour instead): XINFO STREAM's Redis 8.6 IDMP fields, the 7.2+
-wording of "Unbalanced 'xread' list", XREAD ``+`` (7.4+), BLOCK overflow (7.2+ says "timeout
-is out of range"), XSETID below the max deleted ID (refused since 7.2), and everything 8.x
-(XDELEX, KEEPREF / DELREF / ACKED, IDMP, XCFGSET), which 7.0.15 does not know.
+The 8.x additions (XDELEX, XACKDEL, KEEPREF / DELREF / ACKED, IDMP, XCFGSET, XREAD ``+``)
+are compared in test_streams8_diff.py.
 """
 
 from __future__ import annotations
@@ -108,7 +105,7 @@ CASES: list[list[str]] = [
     ["XREAD", "STREAMS", "s", "str", "x", "0"], ["XREAD", "STREAMS", "s", "(1"],
     ["XREAD", "STREAMS", "s", "-"], ["XREAD", "STREAMS", "s", "1-*"],
     ["XREAD", "STREAMS", "s", "18446744073709551615-18446744073709551615"],
-    # XINFO (STREAM itself is compared without the newer fields below)
+    # XINFO
     ["XINFO", "HELP"], ["XINFO", "HELP", "x"], ["XINFO"], ["XINFO", "foo"], ["XINFO", "STREAM"],
     ["XINFO", "STREAM", "nokey"], ["XINFO", "STREAM", "str"], ["XINFO", "STREAM", "s", "foo"],
     ["XINFO", "stream", "s", "FULL", "foo"], ["XINFO", "STREAM", "s", "FULL", "COUNT"],
@@ -140,23 +137,19 @@ def test_multi_exec_replies(raw_pair: tuple[RawClient, RawClient]) -> None:
         assert ours.call(*command) == theirs.call(*command), command
 
 
-# -- XINFO STREAM without the fields 7.0.15 does not have ---------------------------------------
-
-NEWER_FIELDS = {b"idmp-duration", b"idmp-maxsize", b"pids-tracked", b"iids-tracked",
-                b"iids-added", b"iids-duplicates"}
+# -- XINFO STREAM, parsed ------------------------------------------------------------------------
 
 
 def stream_info(client: RawClient, key: str, *extra: str) -> Any:
-    """XINFO STREAM parsed, minus the Redis 8.6 IDMP fields (errors compared as bytes)."""
+    """XINFO STREAM parsed into (field, value) pairs (errors compared as bytes)."""
     raw = client.call("XINFO", "STREAM", key, *extra)
     if raw.startswith(b"-"):
         return raw
     reader = hiredis.Reader()
     reader.feed(raw)
     reply = reader.gets()
-    items = list(reply.items()) if isinstance(reply, dict) else list(
+    return list(reply.items()) if isinstance(reply, dict) else list(
         zip(reply[::2], reply[1::2], strict=True))
-    return [(k, v) for k, v in items if k not in NEWER_FIELDS]
 
 
 # -- random sequences on small macro nodes -------------------------------------------------------

@@ -31,6 +31,8 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.support import require_redis_server
+
 REPO = Path(__file__).resolve().parents[2]
 CI = os.environ.get("CI", "").lower() == "true"
 SERVER_KINDS = {
@@ -76,11 +78,7 @@ def free_port() -> int:
 
 def server_command(kind: str, port: int, workdir: str) -> list[str]:
     if kind == "redis":
-        binary = shutil.which("redis-server")
-        if binary is None:
-            if CI:
-                pytest.fail("redis-server is required under CI")
-            pytest.skip("redis-server not installed")
+        binary = require_redis_server()
         return [
             binary,
             "--port",
