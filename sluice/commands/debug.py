@@ -169,7 +169,9 @@ def _protocol(ctx: Any, argv: list[bytes]) -> Any:
     if name == b"push":
         if not resp3:
             raise CommandError(RESP2_UNSUPPORTED)
-        return Raw(_PUSH + b"$40\r\n" + _PUSH_TEXT + b"\r\n")
+        # The push is made while the command runs; Redis 7.2+ sends such pushes after the
+        # command's own reply (as for a PUBLISH to oneself).
+        return Raw(b"$40\r\n" + _PUSH_TEXT + b"\r\n" + _PUSH)
     make = samples.get(name)
     if make is None:
         raise CommandError(DEBUG_PROTOCOL_TYPE)

@@ -271,7 +271,7 @@ _OBJECT_HELP = [SimpleString(line) for line in (
     b"    Return the number of references of the value associated with the specified",
     b"    <key>.",
     b"HELP",
-    b"    Prints this help.",
+    b"    Print this help.",
 )]
 
 

@@ -26,11 +26,12 @@ from sluice.protocol import Push, Replies
 from .args import Args
 from .errors import CommandError, subcommand_syntax
 from .introspection import help_reply
-from .spec import FAST, LOADING, NOSCRIPT, PUBSUB, STALE, A, K, cmd, key_at
+from .spec import DENYOOM, FAST, LOADING, NOSCRIPT, PUBSUB, STALE, A, K, cmd, key_at
 
 _PUB = PUBSUB | LOADING | STALE | FAST
 _INFO = PUBSUB | LOADING | STALE
-_SUB = PUBSUB | NOSCRIPT | LOADING | STALE
+_UNSUB = PUBSUB | NOSCRIPT | LOADING | STALE
+_SUB = _UNSUB | DENYOOM  # Redis 8 refuses new subscriptions when out of memory
 _SHARD_KEYS = key_at(1, K.NOT_KEY, last=-1)  # channels, declared for cluster slot routing
 
 
@@ -173,15 +174,15 @@ COMMANDS = (
         "Listens for messages published to shard channels.", since="7.0.0", group="pubsub",
         complexity=_N + "shard channels to subscribe to.",
         syntax="shardchannel [shardchannel ...]"),
-    cmd("unsubscribe",          -1,   _SUB,          A.NONE,   None,        unsubscribe,
+    cmd("unsubscribe",          -1,   _UNSUB,        A.NONE,   None,        unsubscribe,
         "Stops listening to messages posted to channels.", since="2.0.0", group="pubsub",
         complexity=_N + "channels to unsubscribe.", syntax="[channel [channel ...]]"),
-    cmd("punsubscribe",         -1,   _SUB,          A.NONE,   None,        punsubscribe,
+    cmd("punsubscribe",         -1,   _UNSUB,        A.NONE,   None,        punsubscribe,
         "Stops listening to messages published to channels that match one or more patterns.",
         since="2.0.0", group="pubsub",
         complexity="O(N) where N is the number of patterns to unsubscribe.",
         syntax="[pattern [pattern ...]]"),
-    cmd("sunsubscribe",         -1,   _SUB,          A.NONE,   _SHARD_KEYS, sunsubscribe,
+    cmd("sunsubscribe",         -1,   _UNSUB,        A.NONE,   _SHARD_KEYS, sunsubscribe,
         "Stops listening to messages posted to shard channels.", since="7.0.0",
         group="pubsub", complexity=_N + "shard channels to unsubscribe.",
         syntax="[shardchannel [shardchannel ...]]"),

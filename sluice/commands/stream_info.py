@@ -162,7 +162,7 @@ _HELP = [SimpleString(line) for line in (
     b"STREAM <key> [FULL [COUNT <count>]",
     b"    Show information about the stream.",
     b"HELP",
-    b"    Prints this help.",
+    b"    Print this help.",
 )]
 
 

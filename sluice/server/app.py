@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sluice")
 
-REDIS_VERSION = "7.0.15"
+REDIS_VERSION = "8.6.3"
 """The Redis release whose behaviour Sluice matches (INFO redis_version, HELLO version)."""
 
 

@@ -245,7 +245,7 @@ def test_idle_time_and_touch(timed) -> None:  # type: ignore[no-untyped-def]
 
 def test_object_help_and_errors(rr: redis.Redis) -> None:
     lines = rr.execute_command("OBJECT", "HELP")
-    assert lines[0].startswith(b"OBJECT <subcommand>") and lines[-1] == b"    Prints this help."
+    assert lines[0].startswith(b"OBJECT <subcommand>") and lines[-1] == b"    Print this help."
     with pytest.raises(redis.ResponseError, match="unknown subcommand 'nope'. Try OBJECT HELP."):
         rr.execute_command("OBJECT", "nope", "k")
     assert rr.object("encoding", "missing") is None
