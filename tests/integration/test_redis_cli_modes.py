@@ -124,10 +124,12 @@ def test_resp3_hello(servers: tuple[int, int]) -> None:
                  ("-3", "--no-raw", "HELLO", "2"), ("--no-raw", "HELLO", "3")):
         ours, theirs = (cli(port, *args) for port in servers)
         assert ours.status == theirs.status == 0
-        assert mask.sub(r"\1N", ours.out) == mask.sub(r"\1N", theirs.out), args
+        # Up to the modules list: redis-server 8.6 lists its built-in vectorset module.
+        assert (mask.sub(r"\1N", ours.out).partition("modules")[0]
+                == mask.sub(r"\1N", theirs.out).partition("modules")[0]), args
         assert mask.sub(r"\1N", ours.out) != ours.out, f"id not masked in {ours.out!r}"
     assert cli(servers[0], "-3", "--no-raw", "HELLO").out.splitlines()[:3] == [
-        '1# "server" => "redis"', '2# "version" => "7.0.15"', '3# "proto" => (integer) 3']
+        '1# "server" => "redis"', '2# "version" => "8.6.3"', '3# "proto" => (integer) 3']
 
 
 def without_idmp(text: str) -> str:

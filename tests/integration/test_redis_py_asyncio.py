@@ -30,7 +30,7 @@ import redis.asyncio as aioredis
 import redis.utils
 
 from sluice.commands import errors
-from tests.support import ProcessServer, RawClient, ThreadedServer
+from tests.support import ProcessServer, RawClient, ThreadedServer, without_modules
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -388,13 +388,9 @@ async def test_handshake_replies_match_redis(sluice: ThreadedServer, reference: 
     try:
         for argv in relay.commands():
             a, b = ours.call(*argv), theirs.call(*argv)
-            if argv[:2] == [b"CLIENT", b"SETINFO"]:
-                # Redis 7.2+ (documented): +OK. The 7.0.15 reference does not know SETINFO.
-                assert a == b"+OK\r\n"
-                assert b.startswith(b"-ERR unknown subcommand 'SETINFO'")
-                continue
             if argv[0] == b"HELLO":  # the map carries the connection's own id
-                a, b = (re.sub(rb"\$2\r\nid\r\n:\d+\r\n", b"", x) for x in (a, b))
+                a, b = (re.sub(rb"\$2\r\nid\r\n:\d+\r\n", b"", without_modules(x))
+                        for x in (a, b))
             assert a == b, argv
     finally:
         ours.close()
@@ -409,7 +405,7 @@ async def test_dping_and_maint_notifications_get_errors(sluice: ThreadedServer,
         before = await client.client_id()
         with pytest.raises(redis.ResponseError) as err:
             await client.execute_command("DPING")
-        assert str(err.value) == "unknown command 'DPING', with args beginning with: "
+        assert str(err.value) == "unknown command 'DPING'"
         with pytest.raises(redis.ResponseError) as err:
             await client.execute_command("CLIENT", "MAINT_NOTIFICATIONS", "ON",
                                          "moving-endpoint-type", "internal-ip")

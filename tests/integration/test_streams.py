@@ -455,7 +455,8 @@ def test_xtrim(rr: redis.Redis) -> None:
     for args, message in ((["LIMIT", "1"], E.STREAM_LIMIT_WITHOUT_STRATEGY),
                           (["MAXLEN", "1", "LIMIT", "1"], E.STREAM_LIMIT_WITHOUT_APPROX),
                           (["MAXLEN", "~", "1", "foo"], E.SYNTAX),
-                          (["ACKED", "DELREF"], E.XTRIM_WITHOUT_STRATEGY)):
+                          (["ACKED", "DELREF"], E.SYNTAX),  # one policy only (8.6.3)
+                          (["ACKED", "LIMIT", "0"], E.XTRIM_WITHOUT_STRATEGY)):
         with pytest.raises(redis.ResponseError, match=err(message)):
             cmd(rr, "XTRIM", "s", *args)
 
