@@ -23,7 +23,7 @@ from typing import Any
 from sluice.protocol import OK, Map
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.strings import (
-    EMBSTR_SIZE_LIMIT,
+    embstr_or_raw,
     getrange,
     incr_by,
     incr_by_float,
@@ -391,8 +391,9 @@ def incrbyfloat(ctx: Any, args: Args) -> Any:
     except ArithmeticError:
         raise CommandError(INCR_NAN) from None
     db.set(key, new, keep_ttl=True)
-    # Redis stores the formatted result as it is: never an int encoding, even for "3".
-    db.set_encoding(key, new, b"embstr" if len(new) <= EMBSTR_SIZE_LIMIT else b"raw")
+    # Redis stores the formatted result as a string object: never an int encoding, even for
+    # "3"; embedded or not by the same rule as any string (the key's length counts).
+    db.set_encoding(key, new, embstr_or_raw(len(key), len(new)))
     ctx.modified(key)
     ctx.rewrite_argv([b"SET", key, new, b"KEEPTTL"])
     return new

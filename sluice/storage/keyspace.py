@@ -20,9 +20,9 @@ wake blocked clients and log a DEL. Storage imports nothing of Sluice's outside 
 Object metadata Redis keeps in each value's header lives beside the data here: ``lru`` holds
 each key's last access in seconds of ``lru_clock`` (a coarse clock the server refreshes from
 its cron, as Redis's LRU clock; ``peek`` looks without touching), and ``overrides`` the few
-string encodings that cannot be derived from the bytes (APPEND leaves ``raw``, INCRBYFLOAT
-``embstr``, COPY an unshared int), checked against the value's identity so a stale entry is
-never believed.
+string encodings that cannot be derived from the key and the bytes (APPEND leaves ``raw``,
+INCRBYFLOAT ``embstr``, RENAME keeps ``raw``), checked against the value's identity so a
+stale entry is never believed.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any
 
 from sortedcontainers import SortedDict
 
-from .strings import string_encoding, string_refcount
+from .strings import rekeyed_encoding, string_encoding
 
 
 class WrongTypeError(Exception):
@@ -106,7 +106,7 @@ class Database:
         self._next_seq = 1
         self.lru: dict[bytes, int] = {}  # key -> last access, in lru_clock seconds
         self.lru_clock = clock.now_ms() // 1000  # refreshed by Keyspace.update_lru_clock
-        self.overrides: dict[bytes, tuple[Any, bytes, int]] = {}  # key -> (value, enc, refcount)
+        self.overrides: dict[bytes, tuple[Any, bytes]] = {}  # key -> (value, encoding)
 
     def __len__(self) -> int:
         return len(self.data)
@@ -233,15 +233,15 @@ class Database:
         dst = key if new_key is None else new_key
         value = self.data[key]
         when = self.expires.get(key)
-        override = self.overrides.get(key)
+        enc = self.encoding(key, value) if type(value) is bytes else None
         self._remove(key)
         if dst in target.data:
             target._remove(dst)
         target.add(dst, value)
         if when is not None:
             target.set_expire(dst, when)
-        if override is not None:
-            target.overrides[dst] = override
+        if enc is not None:
+            target._rekeyed(dst, value, enc)
 
     def copy_to(self, key: bytes, target: Database, new_key: bytes) -> None:
         """COPY: an independent duplicate of the live ``key`` under ``new_key`` in ``target``
@@ -258,16 +258,19 @@ class Database:
         if when is not None:
             target.set_expire(new_key, when)
         if type(value) is bytes:
-            # Redis duplicates the object: same encoding, but never a shared integer.
-            enc = self.encoding(key, value)
-            if enc != string_encoding(value) or string_refcount(value) != 1:
-                target.overrides[new_key] = (dup, enc, 1)
+            target._rekeyed(new_key, dup, self.encoding(key, value))
+
+    def _rekeyed(self, key: bytes, value: bytes, encoding: bytes) -> None:
+        """Record the encoding of a string that had ``encoding`` under another key."""
+        enc = rekeyed_encoding(encoding, len(key), len(value))
+        if enc != string_encoding(value, len(key)):
+            self.overrides[key] = (value, enc)
 
     # -- object metadata ----------------------------------------------------------------
 
-    def set_encoding(self, key: bytes, value: Any, encoding: bytes, refcount: int = 1) -> None:
-        """Record a string encoding the bytes alone do not tell (APPEND -> raw ...)."""
-        self.overrides[key] = (value, encoding, refcount)
+    def set_encoding(self, key: bytes, value: Any, encoding: bytes) -> None:
+        """Record a string encoding the key and bytes alone do not tell (APPEND -> raw ...)."""
+        self.overrides[key] = (value, encoding)
 
     def encoding(self, key: bytes, value: Any) -> bytes:
         """OBJECT ENCODING of the value stored under ``key``."""
@@ -275,19 +278,15 @@ class Database:
             o = self.overrides.get(key)
             if o is not None and o[0] is value:
                 return o[1]
-            return string_encoding(value)
+            return string_encoding(value, len(key))
         method = getattr(value, "encoding", None)
         if method is not None:
             return method()  # type: ignore[no-any-return]
         return _DEFAULT_ENCODINGS.get(type_name(value), b"raw")
 
     def refcount(self, key: bytes, value: Any) -> int:
-        """OBJECT REFCOUNT: INT_MAX for Redis's shared small integers, else 1."""
-        if type(value) is bytes:
-            o = self.overrides.get(key)
-            if o is not None and o[0] is value:
-                return o[2]
-            return string_refcount(value)
+        """OBJECT REFCOUNT: 1. Redis 8 stores every value in an object of its own that holds
+        the key too, so even its shared small integers are copied in (7.x said INT_MAX)."""
         return 1
 
     def idle_seconds(self, key: bytes) -> int:

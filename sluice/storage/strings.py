@@ -4,9 +4,13 @@ String values are stored as immutable ``bytes``; every write stores a new object
 keeps in the object header is derived here instead:
 
 * ``string_encoding``: ``int`` for values that ``string2l`` accepts and are at most 20 bytes,
-  ``embstr`` up to 44 bytes, ``raw`` beyond (Redis's ``tryObjectEncoding``). Values built in
-  place by Redis (APPEND, SETRANGE) stay ``raw`` and INCRBYFLOAT results stay ``embstr``
-  whatever they look like; the keyspace records those exceptions (``Database.set_encoding``).
+  otherwise ``embstr`` or ``raw`` by ``embstr_or_raw``: Redis 8 embeds the key in the value's
+  object, and a string (built ``embstr`` up to 44 bytes) stays embedded only when object
+  header, key and value fit in one 64-byte cache line (``kvobjSet``); so the key's length
+  counts. Values built in place by Redis (APPEND, SETRANGE) stay ``raw`` and INCRBYFLOAT
+  results are never ``int``; a value moved to another key (RENAME, COPY, MOVE) keeps ``raw``
+  and ``int`` and keeps ``embstr`` only if it still fits (``rekeyed_encoding``). The keyspace
+  records the encodings its key and bytes do not tell (``Database.set_encoding``).
 * ``incr_by``: 64-bit signed arithmetic with Redis's overflow check.
 * INCRBYFLOAT computes in x86 ``long double`` (80-bit extended: 64-bit significand, exponent
   range +-16382) and prints with ``%.17Lf`` minus trailing zeros, as Redis's
@@ -26,9 +30,12 @@ import re
 from fractions import Fraction
 
 LLONG_MIN, LLONG_MAX = -(1 << 63), (1 << 63) - 1
-SHARED_INTEGERS = 10000  # Redis shares the objects of the integers 0..9999
-SHARED_REFCOUNT = 2147483647  # OBJECT REFCOUNT of a shared object (INT_MAX)
-EMBSTR_SIZE_LIMIT = 44
+EMBSTR_SIZE_LIMIT = 44  # longest string Redis creates embedded (OBJ_ENCODING_EMBSTR_SIZE_LIMIT)
+CACHE_LINE_SIZE = 64
+# Bytes of an embedded key/value object besides the key and value: the object header (16),
+# the key's header-size byte, sds5 header and terminator (3), the value's sds8 header and
+# terminator (4).
+_EMBEDDED_OVERHEAD = 16 + 3 + 4
 
 _LL_RE = re.compile(rb"(?:0|-?[1-9][0-9]*)\Z")
 
@@ -41,21 +48,29 @@ def string2ll(value: bytes) -> int | None:
     return n if LLONG_MIN <= n <= LLONG_MAX else None
 
 
-def string_encoding(value: bytes) -> bytes:
-    """The encoding Redis gives a string it stores from a command argument."""
-    n = len(value)
-    if n <= 20 and string2ll(value) is not None:
+def embstr_or_raw(key_len: int, value_len: int) -> bytes:
+    """The encoding of a string Redis built ``embstr`` once stored under a ``key_len``-byte key:
+    still ``embstr`` if header, key and value fit in a cache line, ``raw`` otherwise (and
+    ``raw`` beyond 44 bytes, where Redis builds it raw in the first place)."""
+    if value_len <= EMBSTR_SIZE_LIMIT and _EMBEDDED_OVERHEAD + key_len + value_len <= CACHE_LINE_SIZE:
+        return b"embstr"
+    return b"raw"
+
+
+def string_encoding(value: bytes, key_len: int) -> bytes:
+    """The encoding Redis gives a string it stores from a command argument (or loads) under a
+    key of ``key_len`` bytes (``tryObjectEncoding``, then ``kvobjSet``)."""
+    if len(value) <= 20 and string2ll(value) is not None:
         return b"int"
-    return b"embstr" if n <= EMBSTR_SIZE_LIMIT else b"raw"
+    return embstr_or_raw(key_len, len(value))
 
 
-def string_refcount(value: bytes) -> int:
-    """OBJECT REFCOUNT: shared small integers report INT_MAX, everything else 1."""
-    if len(value) <= 4:
-        n = string2ll(value)
-        if n is not None and 0 <= n < SHARED_INTEGERS:
-            return SHARED_REFCOUNT
-    return 1
+def rekeyed_encoding(encoding: bytes, key_len: int, value_len: int) -> bytes:
+    """The encoding of a stored string after it moves to a ``key_len``-byte key (RENAME, MOVE,
+    COPY): ``embstr`` is re-checked against the new key; ``raw`` and ``int`` stay."""
+    if encoding == b"embstr":
+        return embstr_or_raw(key_len, value_len)
+    return encoding
 
 
 def incr_by(value: bytes | None, delta: int) -> int:

@@ -151,6 +151,52 @@ SEQUENCES: dict[str, list[list[str]]] = {
         ["OBJECT", "ENCODING", "v"], ["SET", "w", "12", "GET"], ["OBJECT", "ENCODING", "w"],
         ["SETEX", "x", "1000", "77"], ["OBJECT", "ENCODING", "x"],
     ],
+    "embstr_key_length": [
+        # Redis 8 embeds the key: 16 + (key + 3) + 4 + value bytes must fit in 64
+        ["SET", "a", "x" * 40], ["OBJECT", "ENCODING", "a"], ["SET", "a", "x" * 41],
+        ["OBJECT", "ENCODING", "a"], ["SET", "", "x" * 41], ["OBJECT", "ENCODING", ""],
+        ["SET", "", "x" * 42], ["OBJECT", "ENCODING", ""], ["SET", "k" * 200, "x"],
+        ["OBJECT", "ENCODING", "k" * 200], ["SET", "k" * 200, "12"],
+        ["OBJECT", "ENCODING", "k" * 200], ["SET", "kkkkkkkkkk", "y" * 30],
+        ["OBJECT", "ENCODING", "kkkkkkkkkk"], ["SET", "k" * 20, "y" * 30],
+        ["OBJECT", "ENCODING", "k" * 20],
+        ["MSET", "bb", "y" * 39, "ccc", "y" * 39], ["OBJECT", "ENCODING", "bb"],
+        ["OBJECT", "ENCODING", "ccc"], ["MSETNX", "m1", "y" * 39, "m22", "y" * 39],
+        ["OBJECT", "ENCODING", "m1"], ["OBJECT", "ENCODING", "m22"],
+        ["GETSET", "dd", "z" * 40], ["OBJECT", "ENCODING", "dd"],
+        ["SET", "ee", "z" * 39, "GET"], ["OBJECT", "ENCODING", "ee"],
+        ["SETEX", "ff", "100", "z" * 39], ["OBJECT", "ENCODING", "ff"],
+        ["SETEX", "fff", "100", "z" * 39], ["OBJECT", "ENCODING", "fff"],
+        ["SETNX", "gg", "z" * 40], ["OBJECT", "ENCODING", "gg"],
+        ["PSETEX", "hh", "100000", "z" * 39], ["OBJECT", "ENCODING", "hh"],
+        ["APPEND", "ii", "z" * 39], ["OBJECT", "ENCODING", "ii"],
+        ["APPEND", "iii", "z" * 39], ["OBJECT", "ENCODING", "iii"],
+        ["INCRBYFLOAT", "k" * 40, "3"], ["OBJECT", "ENCODING", "k" * 40],
+        ["INCRBYFLOAT", "k" * 41, "3"], ["OBJECT", "ENCODING", "k" * 41],
+        ["INCRBYFLOAT", "j", "1e18"], ["OBJECT", "ENCODING", "j"],
+        ["INCRBYFLOAT", "jj", "0.1234567890123456789"], ["OBJECT", "ENCODING", "jj"],
+        ["SET", "y", "x" * 40], ["EXPIRE", "y", "100"], ["OBJECT", "ENCODING", "y"],
+        ["PERSIST", "y"], ["GETEX", "y", "EX", "100"], ["SET", "y", "x" * 39, "KEEPTTL"],
+        ["OBJECT", "ENCODING", "y"],
+    ],
+    "embstr_after_rename_copy_move": [
+        ["SET", "m", "x" * 40], ["RENAME", "m", "mm"], ["OBJECT", "ENCODING", "mm"],
+        ["RENAME", "mm", "m"], ["OBJECT", "ENCODING", "m"],  # raw stays raw
+        ["SET", "lk", "x" * 40], ["RENAME", "lk", "l"], ["OBJECT", "ENCODING", "l"],
+        ["SET", "s", "x" * 38], ["RENAME", "s", "s2"], ["OBJECT", "ENCODING", "s2"],
+        ["RENAME", "s2", "s23"], ["OBJECT", "ENCODING", "s23"],
+        ["SET", "n", "x" * 30], ["COPY", "n", "n" * 12], ["OBJECT", "ENCODING", "n" * 12],
+        ["COPY", "n", "o" * 11], ["OBJECT", "ENCODING", "o" * 11],  # 11 + 30 still fit
+        ["SET", "p" * 12, "x" * 30], ["COPY", "p" * 12, "q"], ["OBJECT", "ENCODING", "q"],
+        ["SET", "i1", "1"], ["RENAME", "i1", "i" * 100], ["OBJECT", "ENCODING", "i" * 100],
+        ["APPEND", "ap", "12"], ["APPEND", "ap", "3"], ["COPY", "ap", "ap2"],
+        ["OBJECT", "ENCODING", "ap2"], ["RENAME", "ap", "a"], ["OBJECT", "ENCODING", "a"],
+        ["INCRBYFLOAT", "f", "3"], ["RENAME", "f", "f" * 38], ["OBJECT", "ENCODING", "f" * 38],
+        ["RENAME", "f" * 38, "f" * 39], ["OBJECT", "ENCODING", "f" * 39],
+        ["SET", "mv", "x" * 39], ["MOVE", "mv", "1"], ["SELECT", "1"],
+        ["OBJECT", "ENCODING", "mv"], ["COPY", "mv", "mvv", "DB", "0"], ["SELECT", "0"],
+        ["OBJECT", "ENCODING", "mvv"], ["SELECT", "1"], ["FLUSHDB"], ["SELECT", "0"],
+    ],
     "lcs": [
         ["MSET", "a", "ohmytext", "b", "mynewtext"], ["LCS", "a", "b"], ["LCS", "a", "b", "LEN"],
         ["LCS", "a", "b", "IDX"], ["LCS", "a", "b", "IDX", "MINMATCHLEN", "4"],
@@ -176,6 +222,23 @@ def test_same_replies(raw_pair, name: str) -> None:  # type: ignore[no-untyped-d
     ours, theirs = raw_pair
     for command in SEQUENCES[name]:
         assert ours.call(*command) == theirs.call(*command), command
+
+
+def test_restore_encodes_for_the_new_key(raw_pair) -> None:  # type: ignore[no-untyped-def]
+    """RESTORE builds the string afresh under its key: int if it can, embstr if it fits with
+    the key, raw otherwise (even for a value that was raw, like APPEND's)."""
+    ours, theirs = raw_pair
+    for c in raw_pair:
+        c.call("SET", "u", "x" * 40)
+        c.call("SET", "w", "x" * 45)
+        c.call("APPEND", "a", "12")
+        c.call("APPEND", "a", "3")
+        for key, new_keys in (("u", ("uu", "v")), ("w", ("w2",)), ("a", ("a2",))):
+            payload = c.call("DUMP", key).split(b"\r\n", 1)[1][:-2]
+            for new_key in new_keys:
+                assert c.call("RESTORE", new_key, 0, payload) == b"+OK\r\n"
+    for key in ("u", "uu", "v", "w2", "a", "a2"):
+        assert ours.call("OBJECT", "ENCODING", key) == theirs.call("OBJECT", "ENCODING", key), key
 
 
 def test_getrange_follows_redis_8(raw_pair) -> None:  # type: ignore[no-untyped-def]

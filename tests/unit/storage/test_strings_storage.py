@@ -1,6 +1,6 @@
 """String value helpers (storage/strings.py): encodings, integer and long-double arithmetic,
 ranges, LCS; and the keyspace metadata built on them (storage/keyspace.py). Expected values
-were taken from redis-server 7.0.15 on x86-64 (80-bit long double)."""
+were taken from redis-server 7.0.15 on x86-64 (80-bit long double); encodings from 8.6.3."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from sluice.storage.keyspace import Database, FakeClock, Keyspace
 from sluice.storage.strings import (
+    embstr_or_raw,
     getrange,
     incr_by,
     incr_by_float,
@@ -19,26 +20,42 @@ from sluice.storage.strings import (
     lcs_rows,
     lcs_walk,
     parse_long_double,
+    rekeyed_encoding,
     round_long_double,
     setrange,
     string_encoding,
-    string_refcount,
 )
 
 
 @pytest.mark.parametrize("value,encoding", [
     (b"0", b"int"), (b"-1", b"int"), (b"9223372036854775807", b"int"),
     (b"-9223372036854775808", b"int"), (b"9223372036854775808", b"embstr"), (b"01", b"embstr"),
-    (b"+1", b"embstr"), (b" 1", b"embstr"), (b"", b"embstr"), (b"x" * 44, b"embstr"),
-    (b"x" * 45, b"raw"), (b"1" * 45, b"raw"),
+    (b"+1", b"embstr"), (b" 1", b"embstr"), (b"", b"embstr"), (b"x" * 40, b"embstr"),
+    (b"x" * 41, b"raw"), (b"x" * 44, b"raw"), (b"x" * 45, b"raw"), (b"1" * 45, b"raw"),
 ])
-def test_string_encoding(value: bytes, encoding: bytes) -> None:
-    assert string_encoding(value) == encoding
+def test_string_encoding_under_a_one_byte_key(value: bytes, encoding: bytes) -> None:
+    assert string_encoding(value, 1) == encoding
 
 
-def test_refcount_of_shared_integers() -> None:
-    assert string_refcount(b"0") == string_refcount(b"9999") == 2147483647
-    assert string_refcount(b"10000") == string_refcount(b"-1") == string_refcount(b"a") == 1
+@pytest.mark.parametrize("key_len,value_len,encoding", [
+    # measured on redis-server 8.6.3: 16 + (key + 3) + 4 + value must fit in 64 bytes
+    (1, 40, b"embstr"), (1, 41, b"raw"), (0, 41, b"embstr"), (0, 42, b"raw"),
+    (10, 30, b"embstr"), (11, 30, b"embstr"), (12, 30, b"raw"), (20, 30, b"raw"), (200, 1, b"raw"),
+])
+def test_embstr_depends_on_the_key_length(key_len: int, value_len: int, encoding: bytes) -> None:
+    assert embstr_or_raw(key_len, value_len) == encoding
+    assert string_encoding(b"x" * value_len, key_len) == encoding
+
+
+def test_int_encoding_ignores_the_key_length() -> None:
+    assert string_encoding(b"12", 200) == b"int"
+
+
+def test_rekeyed_encoding() -> None:
+    assert rekeyed_encoding(b"embstr", 12, 30) == b"raw"  # a longer key: no longer fits
+    assert rekeyed_encoding(b"embstr", 11, 30) == b"embstr"
+    assert rekeyed_encoding(b"raw", 0, 1) == b"raw"  # raw stays raw under a shorter key
+    assert rekeyed_encoding(b"int", 300, 2) == b"int"
 
 
 def test_incr_by() -> None:
@@ -163,7 +180,25 @@ def test_rename_move_copy_keep_ttl_and_metadata() -> None:
     assert db0.get_expire(b"c") == 5000 and db0.encoding(b"c", db0.peek(b"c")) == b"raw"
     db1.set(b"n", b"7")
     db1.copy_to(b"n", db1, b"n2")
-    assert db1.refcount(b"n", b"7") == 2147483647 and db1.refcount(b"n2", db1.peek(b"n2")) == 1
+    assert db1.refcount(b"n", b"7") == 1 and db1.refcount(b"n2", db1.peek(b"n2")) == 1
+
+
+def test_moves_recheck_embstr_against_the_new_key() -> None:
+    ks = Keyspace(2, FakeClock(1000))
+    db0, db1 = ks[0], ks[1]
+    db0.set(b"m", b"x" * 40)
+    assert db0.encoding(b"m", db0.peek(b"m")) == b"embstr"
+    db0.rename(b"m", b"mm")  # 2 + 40 bytes no longer fit
+    assert db0.encoding(b"mm", db0.peek(b"mm")) == b"raw"
+    db0.rename(b"mm", b"m")  # raw stays raw under the shorter key again
+    assert db0.encoding(b"m", db0.peek(b"m")) == b"raw"
+    db0.set(b"n", b"x" * 30)
+    db0.copy_to(b"n", db0, b"n" * 12)
+    db0.copy_to(b"n", db0, b"o" * 11)
+    assert db0.encoding(b"n" * 12, db0.peek(b"n" * 12)) == b"raw"
+    assert db0.encoding(b"o" * 11, db0.peek(b"o" * 11)) == b"embstr"
+    db0.move_to(b"n", db1)  # the same key in another database: unchanged
+    assert db1.encoding(b"n", db1.peek(b"n")) == b"embstr"
 
 
 def test_swap_contents_and_scan_after_swap() -> None:
