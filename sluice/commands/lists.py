@@ -2,7 +2,10 @@
 
 Handlers parse and build replies; the data work is on ``storage.lists.ListValue``. Argument
 checks run in Redis's order, which decides which error wins (LINDEX looks the key up before
-parsing the index; LRANGE parses first), and a list emptied by a command is deleted.
+parsing the index; LRANGE parses first), and a list emptied by a command is deleted. Commands
+that add elements pass ``list-max-listpack-size`` to the list (it may become a quicklist);
+those that remove some let a list they leave non-empty become a listpack again
+(``_removed_from``), at the points Redis 8.6 checks.
 
 Blocking commands (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP) try once and otherwise return
 ``ctx.block(keys, timeout, on_timeout)``; when a key is pushed to, the blocking manager runs
@@ -26,7 +29,7 @@ from typing import Any
 
 from sluice.protocol import NULL_ARRAY, OK
 from sluice.storage.keyspace import WrongTypeError
-from sluice.storage.lists import ListValue
+from sluice.storage.lists import ListValue, popped_bytes
 
 from .args import Args, parse_int
 from .errors import (
@@ -160,6 +163,11 @@ def _get(ctx: Any, key: bytes) -> ListValue | None:
     raise WrongTypeError()
 
 
+def _fill(ctx: Any) -> int:
+    """``list-max-listpack-size`` now: list encodings are decided with it."""
+    return ctx.server.config.list_max_listpack_size  # type: ignore[no-any-return]
+
+
 def _get_or_create(ctx: Any, key: bytes) -> ListValue:
     """The list at ``key``, created empty (and stored) when absent."""
     lst = _get(ctx, key)
@@ -170,9 +178,12 @@ def _get_or_create(ctx: Any, key: bytes) -> ListValue:
 
 
 def _removed_from(ctx: Any, key: bytes, lst: ListValue) -> None:
-    """After elements left ``key``: delete it if empty (no empty lists), signal the write."""
+    """After elements left ``key``: delete it if empty (no empty lists), else let it become a
+    listpack again if it shrank enough; signal the write."""
     if not lst:
         ctx.db.delete(key)
+    else:
+        lst.after_removal(_fill(ctx))
     ctx.modified(key)
 
 
@@ -214,7 +225,7 @@ def _push(ctx: Any, args: Args, head: bool, only_existing: bool) -> int:
             return 0
         lst = ListValue()
         ctx.db.add(key, lst)
-    n = lst.push_head(argv[2:]) if head else lst.push_tail(argv[2:])
+    n = lst.push(argv[2:], head, _fill(ctx))
     ctx.modified(key)
     return n
 
@@ -244,7 +255,7 @@ def linsert(ctx: Any, args: Args) -> Any:
     lst = _get(ctx, key)
     if lst is None:
         return 0
-    if not lst.insert_at_pivot(pivot, value, before=where == b"BEFORE"):
+    if not lst.insert_at_pivot(pivot, value, where == b"BEFORE", _fill(ctx)):
         return -1
     ctx.modified(key)
     return len(lst)
@@ -260,7 +271,7 @@ def _pop(ctx: Any, args: Args, head: bool) -> Any:
         lst = _get(ctx, key)
         if lst is None:
             return None
-        value = lst.popleft() if head else lst.pop()
+        value = lst.pop_one(head)
         _removed_from(ctx, key, lst)
         return value
     if len(argv) > 3:
@@ -326,13 +337,12 @@ def _move(ctx: Any, src_key: bytes, dst_key: bytes, from_head: bool, to_head: bo
     if src is None:
         return None
     dst = _get(ctx, dst_key)  # WRONGTYPE before anything moves
-    value = src.popleft() if from_head else src.pop()
+    from_quicklist = src.ql is not None
+    value = src.pop_one(from_head)
     if dst is None:
         dst = _get_or_create(ctx, dst_key)
-    if to_head:
-        dst.appendleft(value)
-    else:
-        dst.append(value)
+    # Pushed before the source's shrink check, as Redis does (it matters when src is dst).
+    dst.push([value], to_head, _fill(ctx), popped_bytes(value, from_quicklist))
     ctx.modified(dst_key)  # Redis signals the destination first
     _removed_from(ctx, src_key, src)
     return value
@@ -360,7 +370,7 @@ def _blocking_pop(ctx: Any, args: Args, head: bool) -> Any:
         lst = _get(ctx, key)
         if lst is None:
             continue
-        value = lst.popleft() if head else lst.pop()
+        value = lst.pop_one(head)
         _removed_from(ctx, key, lst)
         ctx.rewrite_argv([b"LPOP" if head else b"RPOP", key])
         return [key, value]
@@ -439,7 +449,7 @@ def lset(ctx: Any, args: Args) -> Any:
     if lst is None:
         raise CommandError(NO_SUCH_KEY)
     index = args.next_int()
-    if not lst.set_at(index, args.next()):
+    if not lst.set_at(index, args.next(), _fill(ctx)):
         raise CommandError(INDEX_OUT_OF_RANGE)
     ctx.modified(key)
     return OK

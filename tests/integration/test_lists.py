@@ -174,7 +174,24 @@ def test_wrong_type(rr: redis.Redis) -> None:
 def test_type_and_encoding(rr: redis.Redis) -> None:
     rr.rpush("l", "x")
     assert rr.type("l") == b"list"
+    assert rr.object("encoding", "l") == b"listpack"
+    rr.rpush("l", "y" * 9000)  # past the default 8 KB: a quicklist
     assert rr.object("encoding", "l") == b"quicklist"
+    rr.rpop("l")  # a single small node again: back to a listpack
+    assert rr.object("encoding", "l") == b"listpack"
+
+
+def test_encoding_follows_config_set(rr: redis.Redis) -> None:
+    try:
+        rr.config_set("list-max-listpack-size", 2)
+        rr.rpush("l", "a", "b")
+        assert rr.object("encoding", "l") == b"listpack"
+        rr.rpush("l", "c")
+        assert rr.object("encoding", "l") == b"quicklist"
+        rr.rpop("l", 2)  # one element: within half the limit
+        assert rr.object("encoding", "l") == b"listpack"
+    finally:
+        rr.config_set("list-max-listpack-size", -2)
 
 
 def test_big_list(rr: redis.Redis) -> None:

@@ -56,14 +56,21 @@ def test_slots_no_instance_dict() -> None:
 def test_copy_is_independent_list_value() -> None:
     a = ListValue([b"x", b"y"])
     b = a.copy()
-    b.append(b"z")
+    b.push_tail([b"z"])
     assert type(b) is ListValue
     assert list(a) == [b"x", b"y"] and list(b) == [b"x", b"y", b"z"]
 
 
-def test_encoding_is_quicklist_as_redis_7_0() -> None:
-    # Redis 7.0.15 reports "quicklist" for every list, even a one-element one.
-    assert ListValue([b"a"]).encoding() == b"quicklist"
+def test_copy_keeps_the_encoding_and_nodes() -> None:
+    a = ListValue([b"x" * 5000, b"y" * 5000, b"z"])
+    assert a.ql is not None
+    b = a.copy()
+    assert b.encoding() == b"quicklist" and b.ql is not None
+    assert b.ql.shape() == a.ql.shape() and b.ql.nodes[0] is not a.ql.nodes[0]
+
+
+def test_small_lists_are_listpacks_big_ones_quicklists() -> None:
+    assert ListValue([b"a"]).encoding() == b"listpack"
     assert ListValue([b"x" * 10_000] * 3).encoding() == b"quicklist"
 
 
