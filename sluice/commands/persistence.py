@@ -14,6 +14,7 @@ from typing import Any
 
 from sluice.protocol import OK, SimpleString
 from sluice.storage import rdb
+from sluice.storage.lists import ListValue
 
 from .args import Args
 from .errors import (
@@ -150,6 +151,8 @@ def restore(ctx: Any, args: Args) -> Any:
                            else BAD_DATA_FORMAT) from None
     except (ImportError, TypeError):
         raise CommandError(BAD_DATA_FORMAT) from None
+    if type(value) is ListValue:  # loaded for the default list-max-listpack-size
+        value.refill(ctx.server.config.list_max_listpack_size)
     now = ctx.now_ms()
     when = (ttl if absttl else now + ttl) if ttl else 0
     if when and when <= now:  # already expired: the key just goes away

@@ -26,6 +26,7 @@ from sluice.commands.args import Args
 from sluice.commands.errors import CommandError
 from sluice.storage import aof as fmt
 from sluice.storage.keyspace import WrongTypeError
+from sluice.storage.lists import DEFAULT_FILL, ListValue
 from sluice.storage.stream_errors import StreamError
 
 from .client import REPLY_OFF, Client
@@ -129,6 +130,7 @@ def load_aof(server: Server, directory: str, manifest: fmt.Manifest) -> int:
                 except rdb.RdbError as e:
                     raise LoadError(f"Error reading the RDB base file {info.name}, AOF loading "
                                     f"aborted: {e}") from None
+                refill_lists(server)
             valid = pos
             multi_at = -1
             try:
@@ -177,6 +179,18 @@ def load_aof(server: Server, directory: str, manifest: fmt.Manifest) -> int:
     return sum(len(db) for db in server.keyspace.dbs)
 
 
+def refill_lists(server: Server) -> None:
+    """Lists come out of the RDB reader shaped for the default ``list-max-listpack-size``;
+    Redis loads with its current setting, so apply the server's (nothing to do by default)."""
+    fill = server.config.list_max_listpack_size
+    if fill == DEFAULT_FILL:
+        return
+    for db in server.keyspace.dbs:
+        for value in db.data.values():
+            if type(value) is ListValue:
+                value.refill(fill)
+
+
 def load_rdb_file(server: Server, path: str) -> int:
     """Load a snapshot into the (empty) keyspace; returns keys loaded. Raises LoadError."""
     from sluice.storage import rdb
@@ -185,6 +199,7 @@ def load_rdb_file(server: Server, path: str) -> int:
     stats = rdb.LoadStats()
     try:
         rdb.load_into(mapped.data, server.keyspace, server.keyspace.clock.now_ms(), stats)
+        refill_lists(server)
         if server.persistence is not None:
             server.persistence.keys_expired_on_load = stats.expired
     except rdb.RdbError as e:

@@ -38,7 +38,6 @@ from .rdb_codec import (
     enc_string,
     lp_decode,
     lp_encode,
-    lp_entry_size,
     zl_decode,
 )
 
@@ -78,60 +77,48 @@ def _save_string(value: bytes, opts: SaveOptions) -> tuple[int, bytes]:
     return T_STRING, enc_string(value, opts.compress)
 
 
-def _list_nodes(items: list[bytes], fill: int) -> Iterator[list[bytes]]:
-    """Split like a quicklist: ``fill`` > 0 is a count, -1..-5 a size of 4..64 KB."""
-    size_limit = 4096 << (min(-fill, 5) - 1) if fill < 0 else 0
-    node: list[bytes] = []
-    size = 7
-    for item in items:
-        es = lp_entry_size(item) if size_limit else 0
-        if node and ((fill > 0 and len(node) >= fill) or (size_limit and size + es > size_limit)):
-            yield node
-            node, size = [], 7
-        node.append(item)
-        size += es
-    if node:
-        yield node
-
-
 def _save_list(value: Any, opts: SaveOptions) -> tuple[int, bytes]:
-    nodes = list(_list_nodes(list(value), opts.list_max_listpack_size))
+    # The list's own nodes, as Redis saves them (a listpack-encoded list as one node), so that
+    # a reload or RESTORE brings back the same encoding.
+    nodes = list(value.nodes())
     out = [enc_len(len(nodes))]
-    for node in nodes:
-        out.append(enc_len(QUICKLIST_PACKED))
-        out.append(enc_string(lp_encode(node), opts.compress))
+    for plain, elements in nodes:
+        if plain:
+            out.append(enc_len(QUICKLIST_PLAIN))
+            out.append(enc_string(elements[0], opts.compress))
+        else:
+            out.append(enc_len(QUICKLIST_PACKED))
+            out.append(enc_string(lp_encode(elements), opts.compress))
     return T_LIST_QUICKLIST_2, b"".join(out)
 
 
-def make_list(items: list[bytes]) -> Any:
-    """A list value for the keyspace (the list family's class)."""
+def _load_list(r: Reader, rdb_type: int) -> Any:
+    """A list as Redis loads it: node by node for the quicklist types (then a listpack if it is
+    one small node), element by element for the old ones. Built for the default
+    ``list-max-listpack-size``; the server applies its own with ``ListValue.refill``."""
     from . import lists
 
-    return lists.ListValue(items)
-
-
-def _load_list(r: Reader, rdb_type: int) -> Any:
-    items: list[bytes] = []
-    if rdb_type == T_LIST:
-        items = [r.string() for _ in range(r.len())]
-    elif rdb_type == T_LIST_ZIPLIST:
-        items = zl_decode(r.string())
-    elif rdb_type == T_LIST_QUICKLIST:
-        for _ in range(r.len()):
-            items += zl_decode(r.string())
-    else:
-        for _ in range(r.len()):
-            container = r.len()
-            blob = r.string()
-            if container == QUICKLIST_PLAIN:
-                items.append(blob)
-            elif container == QUICKLIST_PACKED:
-                items += [as_bytes(v) for v in lp_decode(blob)]
-            else:
-                raise RdbError(f"unknown quicklist container {container}")
-    if not items:
+    if rdb_type in (T_LIST, T_LIST_ZIPLIST):
+        items = [r.string() for _ in range(r.len())] if rdb_type == T_LIST else zl_decode(r.string())
+        if not items:
+            raise RdbError("empty list in RDB")
+        return lists.ListValue(items, convert=rdb_type == T_LIST)
+    nodes: list[tuple[bool, list[bytes]]] = []
+    for _ in range(r.len()):
+        if rdb_type == T_LIST_QUICKLIST:
+            nodes.append((False, zl_decode(r.string())))
+            continue
+        container = r.len()
+        blob = r.string()
+        if container == QUICKLIST_PLAIN:
+            nodes.append((True, [blob]))
+        elif container == QUICKLIST_PACKED:
+            nodes.append((False, [as_bytes(v) for v in lp_decode(blob)]))
+        else:
+            raise RdbError(f"unknown quicklist container {container}")
+    if not any(elements for _, elements in nodes):
         raise RdbError("empty list in RDB")
-    return make_list(items)
+    return lists.ListValue.from_nodes(nodes)
 
 
 SAVERS[b"string"] = _save_string
