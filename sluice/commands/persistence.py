@@ -144,6 +144,9 @@ def restore(ctx: Any, args: Args) -> Any:
         raise CommandError(BUSYKEY)
     try:
         value = rdb.load_payload(payload)
+    except rdb.RdbUnsupported as e:
+        # Redis would load it (a hash, a set, a module value...): Redis's reply, saying why.
+        raise CommandError(f"{BAD_DATA_FORMAT}: {e}") from None
     except rdb.RdbError as e:
         msg = str(e)
         raise CommandError(DUMP_PAYLOAD_INVALID if msg in ("bad checksum", "payload too short",

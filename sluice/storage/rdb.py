@@ -1,22 +1,31 @@
-"""RDB snapshots (version 10, what Redis 7.0 reads and writes) and DUMP/RESTORE payloads.
+"""RDB snapshots and DUMP/RESTORE payloads, in the format of Redis 8.6 (RDB version 13).
 
 Role: turn a keyspace into RDB bytes and back. Used by SAVE/BGSAVE, the AOF base file
 (``aof-use-rdb-preamble yes``), DEBUG RELOAD, DUMP/RESTORE and ``sluice-check-rdb``.
 
-File layout (``rdbSaveRio`` in Redis 7.0):
-``REDIS0010``, AUX fields (``redis-ver``, ``redis-bits``, ``ctime``, ``used-mem``,
+File layout (``rdbSaveRio``):
+``REDIS0013``, AUX fields (``redis-ver``, ``redis-bits``, ``ctime``, ``used-mem``,
 ``aof-base``), then per non-empty database ``SELECTDB n`` + ``RESIZEDB size expires``, then
 per key ``[EXPIRETIME_MS ms] <type> <key> <value>``, then ``EOF`` and the CRC-64 of every byte
 before it (little-endian; zero when ``rdbchecksum no``, which readers then skip).
 
-Value types written, as 7.0 writes them: strings (``RDB_TYPE_STRING``, integer or LZF
-encoded when that is shorter), lists (``RDB_TYPE_LIST_QUICKLIST_2``: listpack nodes sized by
-``list-max-listpack-size``), streams (``RDB_TYPE_STREAM_LISTPACKS_2``, see
-``rdb_stream.py``). Read in addition: old list encodings (plain, ziplist, quicklist of
-ziplists) and ``RDB_TYPE_STREAM_LISTPACKS`` / ``_3``. Sets, hashes, sorted sets and modules
-are refused with a clear error: Sluice has no such types.
+What we write is what Redis 8.6.3 writes for the types we hold, with its version number, so
+8.6 loads our files and RESTOREs our payloads (it refuses versions newer than its own; 7.x
+refuses ours for the same reason, as it refuses 8.6's): strings (``RDB_TYPE_STRING``, integer
+or LZF encoded when that is shorter), lists (``RDB_TYPE_LIST_QUICKLIST_2``: the list's own
+nodes, listpacks and plain nodes for large elements), streams (``RDB_TYPE_STREAM_LISTPACKS_4``,
+see ``rdb_stream.py``).
 
-A DUMP payload is ``<type><value><RDB version u16le><CRC-64 u64le>`` (``createDumpPayload``).
+Read: versions 1 to 13. Old list encodings (plain, ziplist, quicklist of ziplists), every
+stream type (15, 19, 21, 26). Opcodes written by newer servers: ``SLOT_INFO`` (a cluster
+node's per-slot sizes, a hint we skip as Redis does outside cluster mode) and ``KEY_META``
+(module-owned key metadata before a key's type: skipped when its class allows that, refused
+otherwise, as Redis does for a class no module registered). Sets, hashes (with or without
+field expiry), sorted sets and module values (vector sets among them) are refused with an
+error naming the type: Sluice has no such types; so are module AUX data and functions.
+
+A DUMP payload is ``[KEY_META ...] <type><value><RDB version u16le><CRC-64 u64le>``
+(``createDumpPayload``); a zero CRC means "not checksummed" (``verifyDumpPayload``).
 
 Imports nothing of Sluice's outside ``storage``.
 """
@@ -31,30 +40,46 @@ from typing import Any
 from .keyspace import Keyspace, type_name
 from .rdb_codec import (
     RdbError,
+    RdbUnsupported,
     Reader,
     as_bytes,
     crc64,
     enc_len,
     enc_string,
+    key_meta_class,
     lp_decode,
     lp_encode,
+    module_type_name,
+    skip_module_value,
     zl_decode,
 )
 
-__all__ = ["RdbError", "dump_keyspace", "load_into", "dump_payload", "load_payload", "check"]
+__all__ = ["RdbError", "RdbUnsupported", "dump_keyspace", "load_into", "dump_payload", "load_payload", "check"]
 
-RDB_VERSION = 10
-MAX_READ_VERSION = 11  # 7.2's files parse the same for the types we hold
+RDB_VERSION = 13  # what we write, and the newest we read (Redis 8.6's)
+RDB_REDIS_VER = b"8.6.3"  # the redis-ver AUX field: the release whose format we write
 
 T_STRING, T_LIST, T_SET, T_ZSET, T_HASH, T_ZSET_2 = 0, 1, 2, 3, 4, 5
+T_MODULE_PRE_GA, T_MODULE_2 = 6, 7
 T_LIST_ZIPLIST, T_LIST_QUICKLIST, T_STREAM_LISTPACKS = 10, 14, 15
 T_LIST_QUICKLIST_2, T_STREAM_LISTPACKS_2, T_STREAM_LISTPACKS_3 = 18, 19, 21
+T_STREAM_LISTPACKS_4 = 26
+OP_KEY_META, OP_SLOT_INFO = 243, 244
 OP_FUNCTION2, OP_FUNCTION, OP_MODULE_AUX, OP_IDLE, OP_FREQ, OP_AUX = 245, 246, 247, 248, 249, 250
 OP_RESIZEDB, OP_EXPIRETIME_MS, OP_EXPIRETIME, OP_SELECTDB, OP_EOF = 251, 252, 253, 254, 255
 QUICKLIST_PLAIN, QUICKLIST_PACKED = 1, 2
+KEY_META_MAX_CLASSES = 7  # classes 1..7 belong to modules (0, the expire, is not written)
+KEY_META_ALLOW_IGNORE = 1  # class flag: a loader without the class may skip its value
 
-_TYPE_NAMES = {2: "set", 3: "zset", 4: "hash", 5: "zset", 6: "module", 7: "module", 9: "hash",
-               11: "set", 12: "zset", 13: "hash", 16: "hash", 17: "zset", 20: "set"}
+# Value types Sluice does not hold (types 22-25 are hashes with field expiry, 7.4+).
+_TYPE_NAMES = {2: "set", 3: "zset", 4: "hash", 5: "zset", 9: "hash", 11: "set", 12: "zset",
+               13: "hash", 16: "hash", 17: "zset", 20: "set", 22: "hash", 23: "hash",
+               24: "hash", 25: "hash"}
+
+
+def is_object_type(t: int) -> bool:
+    """A byte that may start a value (``rdbIsObjectType``), as opposed to an opcode."""
+    return 0 <= t <= 7 or 9 <= t <= T_STREAM_LISTPACKS_4
 
 
 # -- value codecs (families plug in here) ------------------------------------------------------
@@ -152,10 +177,43 @@ def decode_value(r: Reader, rdb_type: int) -> Any:
     if loader is None:
         what = _TYPE_NAMES.get(rdb_type)
         if what:
-            raise RdbError(f"RDB value type {rdb_type} ({what}) is not supported: Sluice has "
-                           f"no {what} type")
+            raise RdbUnsupported(f"RDB value type {rdb_type} ({what}) is not supported: "
+                                 f"Sluice has no {what} type")
+        if rdb_type == T_MODULE_2:
+            name = module_type_name(r.len())
+            raise RdbUnsupported(f"RDB value type 7 (module type '{name}') is not supported: "
+                                 f"Sluice has no modules")
+        if rdb_type == T_MODULE_PRE_GA:
+            raise RdbUnsupported("RDB value type 6 (pre-release module value) is not supported")
         raise RdbError(f"unknown RDB value type {rdb_type} at offset {r.pos - 1}")
     return loader(r, rdb_type)
+
+
+def skip_key_meta(r: Reader) -> None:
+    """Step over a ``KEY_META`` block (after its opcode).
+
+    Every class belongs to a module, and Sluice has none: like Redis with a class no module
+    registered, skip the value when the class says that is allowed, otherwise refuse.
+    """
+    n = r.len()
+    if n > KEY_META_MAX_CLASSES:
+        raise RdbError(f"Too many key metadata classes: {n} (max {KEY_META_MAX_CLASSES})")
+    for _ in range(n):
+        name, version, flags = key_meta_class(struct.unpack("<I", r.take(4))[0])
+        if not flags & KEY_META_ALLOW_IGNORE:
+            raise RdbUnsupported(f"key metadata of class '{name}' (version {version}) cannot "
+                                 f"be loaded: Sluice has no module that registers it")
+        skip_module_value(r)
+
+
+def read_value_type(r: Reader, op: int) -> int:
+    """The value type of a key whose first byte was ``op`` (skipping key metadata)."""
+    if op == OP_KEY_META:
+        skip_key_meta(r)
+        op = r.byte()
+    if not is_object_type(op):
+        raise RdbError(f"unknown RDB value type or opcode {op} at offset {r.pos - 1}")
+    return op
 
 
 # -- whole files ------------------------------------------------------------------------------
@@ -167,7 +225,7 @@ def _aux(key: bytes, value: bytes) -> bytes:
 
 def dump_keyspace(keyspace: Keyspace, compress: bool = True, checksum: bool = True,
                   aof_base: bool = False, list_max_listpack_size: int = -2,
-                  redis_ver: bytes = b"7.0.15") -> Iterator[bytes]:
+                  redis_ver: bytes = RDB_REDIS_VER) -> Iterator[bytes]:
     """The RDB bytes of ``keyspace`` in chunks (expired keys are skipped)."""
     opts = SaveOptions(compress, list_max_listpack_size)
     crc = 0
@@ -233,7 +291,7 @@ def parse(data: Any, on_key: Callable[[int, bytes, Any, int | None], None] | Non
     if magic[:5] != b"REDIS" or not magic[5:].isdigit():
         raise RdbError("Wrong signature trying to load DB from file")
     version = int(magic[5:])
-    if not 1 <= version <= MAX_READ_VERSION:
+    if not 1 <= version <= RDB_VERSION:
         raise RdbError(f"Can't handle RDB format version {version}")
     db_id = 0
     expire: int | None = None
@@ -263,6 +321,12 @@ def parse(data: Any, on_key: Callable[[int, bytes, Any, int | None], None] | Non
         elif op == OP_RESIZEDB:
             r.len()
             r.len()
+        elif op == OP_SLOT_INFO:  # slot, keys, expires: a sizing hint from a cluster node
+            slot = r.len()
+            r.len()
+            r.len()
+            if trace:
+                trace(at, f"Slot info for slot {slot}")
         elif op == OP_EXPIRETIME_MS:
             expire = r.ms_time()
         elif op == OP_EXPIRETIME:
@@ -271,11 +335,17 @@ def parse(data: Any, on_key: Callable[[int, bytes, Any, int | None], None] | Non
             r.len()
         elif op == OP_FREQ:
             r.byte()
-        elif op in (OP_MODULE_AUX, OP_FUNCTION, OP_FUNCTION2):
-            raise RdbError(f"RDB opcode {op} (modules / functions) is not supported by Sluice")
+        elif op == OP_MODULE_AUX:
+            name = module_type_name(r.len())
+            raise RdbUnsupported(f"the RDB file contains AUX data of module type '{name}': "
+                                 f"Sluice has no modules")
+        elif op in (OP_FUNCTION, OP_FUNCTION2):
+            raise RdbUnsupported(f"RDB opcode {op} (function libraries) is not supported by "
+                                 f"Sluice")
         else:
+            rdb_type = read_value_type(r, op)
             key = r.string()
-            value = decode_value(r, op)
+            value = decode_value(r, rdb_type)
             if on_key is not None:
                 on_key(db_id, key, value, expire)
             expire = None
@@ -316,16 +386,21 @@ def dump_payload(value: Any, compress: bool = True) -> bytes:
 
 
 def load_payload(payload: bytes) -> Any:
-    """The value of a DUMP payload; RdbError when the footer or checksum is wrong."""
+    """The value of a DUMP payload; RdbError when the footer or checksum is wrong.
+
+    Like ``verifyDumpPayload``: any version up to ours is taken (a newer one is refused),
+    and a zero checksum means the payload was written without one.
+    """
     if len(payload) < 10:
         raise RdbError("payload too short")
     version = struct.unpack_from("<H", payload, len(payload) - 10)[0]
     if version > RDB_VERSION:
         raise RdbError("unsupported RDB version")
-    if struct.unpack_from("<Q", payload, len(payload) - 8)[0] != crc64(payload[:-8]):
+    crc = struct.unpack_from("<Q", payload, len(payload) - 8)[0]
+    if crc and crc != crc64(payload[:-8]):
         raise RdbError("bad checksum")
     r = Reader(payload, 0, len(payload) - 10)
-    value = decode_value(r, r.byte())
+    value = decode_value(r, read_value_type(r, r.byte()))
     if r.pos != r.end:
         raise RdbError("trailing bytes in payload")
     return value

@@ -2,7 +2,7 @@
 
 Role: byte-level encoders and decoders shared by ``rdb.py`` (snapshots, AOF preamble,
 DUMP/RESTORE payloads) and ``rdb_stream.py``. Written from the format as Redis 7.0 defines
-it, not from its code:
+it (module data and key-metadata specs as Redis 8.6 does), not from its code:
 
 - CRC-64 "Jones" (reflected, polynomial 0xad93d23594c935a9, init 0, no final xor): the RDB
   footer and the DUMP payload checksum (``crc64.c``). Check value of ``b"123456789"``:
@@ -17,6 +17,12 @@ it, not from its code:
 - Listpacks (``listpack.c``): ``<total bytes u32le> <count u16le> entries <0xFF>``; each entry
   is an encoding + data followed by its length written backwards in 7-bit groups; strings
   that are canonical integers are stored as integers (7/13/16/24/32/64 bit).
+- Module data (``RedisModuleIO`` in ``module.c``), which Sluice can only skip or name: a
+  sequence of ``<opcode len> <item>`` (1 signed / 2 unsigned: a length; 3 float: 4 bytes;
+  4 double: 8 bytes; 5: a string) ended by opcode 0. A module type ID packs a 9-character
+  name (6 bits a character) above a 10-bit encoding version; a key-metadata class spec
+  (Redis 8.6, ``keymeta.c``) packs a 4-character name, a 5-bit version and 3 flag bits
+  into 32 bits. The two use different 64-character alphabets.
 
 Invariants: every decoder raises ``RdbError`` (never IndexError) on short or bad input.
 Imports nothing of Sluice's.
@@ -31,6 +37,10 @@ from collections.abc import Iterable
 
 class RdbError(Exception):
     """A malformed or truncated RDB file or payload."""
+
+
+class RdbUnsupported(RdbError):
+    """Well-formed RDB data of a kind Sluice does not hold (hashes, sets, modules...)."""
 
 
 # -- CRC-64 -----------------------------------------------------------------------------------
@@ -375,6 +385,52 @@ def lp_decode(blob: bytes) -> list[bytes | int]:
 
 def as_bytes(v: bytes | int) -> bytes:
     return v if isinstance(v, bytes) else b"%d" % v
+
+
+# -- module data (read only: Sluice has no modules) ----------------------------------------
+
+_MODULE_CHARSET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+_KEYMETA_CHARSET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+MODULE_OP_EOF, MODULE_OP_SINT, MODULE_OP_UINT = 0, 1, 2
+MODULE_OP_FLOAT, MODULE_OP_DOUBLE, MODULE_OP_STRING = 3, 4, 5
+
+
+def module_type_name(module_id: int) -> str:
+    """The 9-character name a module type ID encodes (e.g. ``vectorset``)."""
+    v = module_id >> 10
+    chars = []
+    for _ in range(9):
+        chars.append(_MODULE_CHARSET[v & 63])
+        v >>= 6
+    return bytes(reversed(chars)).decode()
+
+
+def key_meta_class(spec: int) -> tuple[str, int, int]:
+    """``(name, version, flags)`` of a 32-bit key-metadata class spec."""
+    flags, version, v = spec & 7, (spec >> 3) & 31, spec >> 8
+    chars = []
+    for _ in range(4):
+        chars.append(_KEYMETA_CHARSET[v & 63])
+        v >>= 6
+    return bytes(reversed(chars)).decode(), version, flags
+
+
+def skip_module_value(r: Reader) -> None:
+    """Step over module-serialised data up to and including its EOF opcode."""
+    while True:
+        op = r.len()
+        if op == MODULE_OP_EOF:
+            return
+        if op in (MODULE_OP_SINT, MODULE_OP_UINT):
+            r.len()
+        elif op == MODULE_OP_FLOAT:
+            r.take(4)
+        elif op == MODULE_OP_DOUBLE:
+            r.take(8)
+        elif op == MODULE_OP_STRING:
+            r.string()
+        else:
+            raise RdbError(f"unknown module data opcode {op} at offset {r.pos - 1}")
 
 
 # -- ziplists (read only: RDBs written by Redis before 7.0) -----------------------------------

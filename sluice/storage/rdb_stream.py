@@ -1,42 +1,56 @@
-"""Streams in RDB files: ``RDB_TYPE_STREAM_LISTPACKS_2`` (what Redis 7.0 writes and reads).
+"""Streams in RDB files: ``RDB_TYPE_STREAM_LISTPACKS_4`` (what Redis 8.6 writes).
 
-Role: serialise a :class:`~sluice.storage.stream.Stream` with its consumer groups, PELs and
-consumers the way Redis 7.0's ``rdbSaveObject`` does, and load streams of types 15 (5.0-6.2),
-19 (7.0) and 21 (7.2+, which adds consumers' active time).
+Role: serialise a :class:`~sluice.storage.stream.Stream` with its consumer groups, PELs,
+consumers and idempotent-production (IDMP) state the way Redis 8.6's ``rdbSaveObject`` does,
+and load streams of types 15 (5.0-6.2), 19 (7.0), 21 (7.2-8.4, adds consumers' active time)
+and 26 (8.6, adds the IDMP state).
 
-Layout of type 19, in order:
+Layout of type 26, in order:
 
 * the number of listpack nodes; per node its 16-byte big-endian master ID (the rax key) and
   the listpack as a string. The listpack starts with the master entry ``count, deleted,
   num-fields, field..., 0``; then per entry ``flags, ms-delta, seq-delta, [num-fields,
   field, value, ...] | [value, ...], lp-count`` (values only when the fields equal the master
   fields: flag SAMEFIELDS = 2; flag DELETED = 1 marks a tombstone).
-* length, last ID (ms, seq), first ID, max deleted entry ID, entries added (lengths).
+* length, last ID (ms, seq), first ID, max deleted entry ID, entries added (lengths; the
+  three after the last ID since type 19).
 * the number of groups; per group (bytewise name order): name, last-delivered ID (ms, seq),
-  entries-read (-1 as 2^64-1), the PEL (count, then per entry the raw 16-byte ID, delivery
-  time as 8-byte little-endian ms, delivery count), the consumers (count, then per consumer
-  name, seen-time, [active-time in type 21], and its PEL as raw 16-byte IDs that must be in
-  the group PEL).
+  entries-read (-1 as 2^64-1; since type 19), the PEL (count, then per entry the raw 16-byte
+  ID, delivery time as 8-byte little-endian ms, delivery count), the consumers (count, then
+  per consumer name, seen-time, active-time (since type 21; -1 when never active), and its
+  PEL as raw 16-byte IDs that must be in the group PEL).
+* since type 26: IDMP duration (seconds, 1..86400) and max size (1..10000); the number of
+  producers; per producer (bytewise pid order) its pid, the number of its iids, then per iid
+  (oldest first) the iid and the entry ID it produced (ms, seq); then the all-time counts of
+  iids added and of duplicates. No recording time is stored: Redis expires an iid by the
+  time part of its entry ID, so that is the time a loaded iid is taken to be recorded at.
 
 Tombstones: Sluice drops the fields of a deleted entry, so a tombstone is written with the
 DELETED and SAMEFIELDS flags and empty values (readers skip deleted entries' contents).
 
 Loading rebuilds the nodes as the file has them (same boundaries, tombstones kept), so
 XINFO STREAM FULL and approximate trimming see what Redis would. This module reaches into
-``Stream._nodes`` / ``_keys`` and the group's PEL plumbing: it is the stream's persistence.
+``Stream._nodes`` / ``_keys``, the group's PEL plumbing and the IDMP history: it is the
+stream's persistence.
 """
 
 from __future__ import annotations
 
 import struct
+from collections import OrderedDict
 from typing import Any
 
 from .rdb_codec import RdbError, Reader, as_bytes, enc_len, enc_string, lp_decode, lp_encode
 from .stream import Stream
+from .stream_errors import BusyGroupError
 from .stream_group import Consumer, PendingEntry
+from .stream_idmp import IdmpState
 from .stream_node import Node
 
 T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2, T_STREAM_LISTPACKS_3 = 15, 19, 21
+T_STREAM_LISTPACKS_4 = 26
+IDMP_DURATION_RANGE = range(1, 86401)  # seconds, as XCFGSET accepts
+IDMP_MAXSIZE_RANGE = range(1, 10001)
 FLAG_DELETED, FLAG_SAMEFIELDS = 1, 2
 _MASK64 = (1 << 64) - 1
 
@@ -105,10 +119,50 @@ def save_stream(s: Stream, opts: Any) -> tuple[int, bytes]:
         for c in consumers:
             out.append(enc_string(c.name, opts.compress))
             out.append(struct.pack("<q", c.seen_time))
+            out.append(struct.pack("<q", c.active_time))
             out.append(enc_len(len(c.pel)))
             for sid in c.pel:
                 out.append(sid.to_bytes(16, "big"))
-    return T_STREAM_LISTPACKS_2, b"".join(out)
+    _save_idmp(s.idmp, out, opts.compress)
+    return T_STREAM_LISTPACKS_4, b"".join(out)
+
+
+def _save_idmp(idmp: IdmpState, out: list[bytes], compress: bool) -> None:
+    out.append(enc_len(idmp.duration))
+    out.append(enc_len(idmp.maxsize))
+    out.append(enc_len(len(idmp.producers)))
+    for pid in sorted(idmp.producers):  # Redis keeps producers in a rax: bytewise order
+        hist = idmp.producers[pid]
+        out.append(enc_string(pid, compress))
+        out.append(enc_len(len(hist)))
+        for iid, (sid, _recorded) in hist.items():
+            out.append(enc_string(iid, compress))
+            out.append(_id_len(sid))
+    out.append(enc_len(idmp.iids_added))
+    out.append(enc_len(idmp.iids_duplicates))
+
+
+def _load_idmp(r: Reader, idmp: IdmpState) -> None:
+    duration, maxsize = r.len(), r.len()
+    if duration not in IDMP_DURATION_RANGE:
+        raise RdbError(f"stream IDMP duration {duration} out of range")
+    if maxsize not in IDMP_MAXSIZE_RANGE:
+        raise RdbError(f"stream IDMP max size {maxsize} out of range")
+    idmp.duration, idmp.maxsize = duration, maxsize
+    for _ in range(r.len()):
+        pid = r.string()
+        if pid in idmp.producers:
+            raise RdbError("duplicate IDMP producer in stream")
+        hist: OrderedDict[bytes, tuple[int, int]] = OrderedDict()
+        for _ in range(r.len()):
+            iid = r.string()
+            sid = _read_id(r)
+            # A repeated iid keeps its first entry, as Redis's loader does.
+            hist.setdefault(iid, (sid, sid >> 64))
+        if hist:  # Sluice keeps no empty producers
+            idmp.producers[pid] = hist
+    idmp.iids_added = r.len()
+    idmp.iids_duplicates = r.len()
 
 
 def _load_node(master_id: int, blob: bytes) -> Node:
@@ -179,14 +233,21 @@ def load_stream(r: Reader, rdb_type: int) -> Stream:
         name = r.string()
         last_id = _read_id(r)
         entries_read = r.signed_len() if rdb_type >= T_STREAM_LISTPACKS_2 else -1
-        g = s.create_group(name, last_id, entries_read)
+        try:
+            g = s.create_group(name, last_id, entries_read)
+        except BusyGroupError:
+            raise RdbError("duplicate consumer group name in stream") from None
         for _ in range(r.len()):
             sid = int.from_bytes(r.take(16), "big")
             pe = PendingEntry(None, r.ms_time())
             pe.delivery_count = r.len()
+            if sid in g.pel:
+                raise RdbError("duplicate entry in a consumer group PEL")
             g._pel_add(sid, pe)
         for _ in range(r.len()):
             cname = r.string()
+            if cname in g.consumers:
+                raise RdbError("duplicate consumer in stream consumer group")
             c = Consumer(cname, r.ms_time())
             c.active_time = r.ms_time() if rdb_type >= T_STREAM_LISTPACKS_3 else c.seen_time
             g.consumers[cname] = c
@@ -195,14 +256,19 @@ def load_stream(r: Reader, rdb_type: int) -> Stream:
                 pe = g.pel.get(sid)
                 if pe is None:
                     raise RdbError("consumer PEL entry missing from the group PEL")
+                if pe.consumer is not None:
+                    raise RdbError("stream PEL entry owned by two consumers")
                 pe.consumer = c
                 c.pel[sid] = pe
         if any(pe.consumer is None for pe in g.pel.values()):
             raise RdbError("group PEL entry without an owner")
+    if rdb_type >= T_STREAM_LISTPACKS_4:
+        _load_idmp(r, s.idmp)
     return s
 
 
 def register(savers: dict[bytes, Any], loaders: dict[int, Any]) -> None:
     savers[b"stream"] = save_stream
-    for t in (T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2, T_STREAM_LISTPACKS_3):
+    for t in (T_STREAM_LISTPACKS, T_STREAM_LISTPACKS_2, T_STREAM_LISTPACKS_3,
+              T_STREAM_LISTPACKS_4):
         loaders[t] = load_stream

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import socket
+import struct
 import subprocess
 import threading
 from collections.abc import Callable
@@ -19,7 +19,8 @@ from redis.retry import Retry
 
 from sluice.server.loading import LoadError
 from sluice.storage.aof import Manifest, encode_command, parse_commands
-from tests.support import ThreadedServer, wait_until
+from sluice.storage.rdb_codec import crc64, enc_len, enc_string
+from tests.support import REDIS_SERVER, ThreadedServer, wait_until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -356,6 +357,16 @@ def test_dump_restore(r: redis.Redis) -> None:
     assert r.restore("x", 1, payload, replace=True, absttl=True)  # long expired: not created
     assert r.exists("x") == 0
     assert r.dump("missing") is None
+    # A set (type 2): Redis would load it; Sluice has no sets and says so after Redis's words.
+    body = b"\x02" + enc_len(1) + enc_string(b"m") + struct.pack("<H", 13)
+    with pytest.raises(redis.ResponseError,
+                       match=r"^Bad data format: RDB value type 2 \(set\) is not supported"):
+        r.restore("x", 0, body + struct.pack("<Q", crc64(body)))
+    # A payload newer than RDB version 13 (Redis 8.6's) is refused as Redis 8.6 refuses it.
+    body = payload[:-10] + struct.pack("<H", 14)
+    with pytest.raises(redis.ResponseError, match="^DUMP payload version or checksum are wrong"):
+        r.restore("x", 0, body + struct.pack("<Q", crc64(body)))
+    assert r.exists("x") == 0
 
 
 def test_timestamp_annotations_are_written_and_skipped(make_server: Factory,
@@ -366,9 +377,12 @@ def test_timestamp_annotations_are_written_and_skipped(make_server: Factory,
     s.stop()
     incr = tmp_path / "appendonlydir" / "appendonly.aof.1.incr.aof"
     assert incr.read_bytes().startswith(b"#TS:")
-    if shutil.which("redis-check-aof"):  # Redis's checker skips the annotations too
+    if REDIS_SERVER:  # Redis's checker skips the annotations too
+        # The reference redis-server is redis-check-aof when argv[0] says so. Not Debian's
+        # 7.0.15 one on PATH: the base file is an RDB of version 13 (Redis 8.6's), which 7.0
+        # refuses as it refuses 8.6's own.
         out = subprocess.run(["redis-check-aof", str(incr.parent / "appendonly.aof.manifest")],
-                             capture_output=True, text=True)
+                             executable=REDIS_SERVER, capture_output=True, text=True)
         assert "All AOF files and manifest are valid" in out.stdout
     assert make_server(*lines).client().get("k") == b"v"
 
