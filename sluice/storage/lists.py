@@ -161,13 +161,15 @@ class ListValue:
         for node in self.ql.nodes:
             yield node.plain, list(itertools.islice(it, node.count))
 
-    def _grow(self, add_bytes: int, add_count: int, fill: int) -> None:
+    def _grow(self, add_bytes: int, add_count: int, fill: int) -> Quicklist | None:
         """Before adding elements: a listpack that would pass the limit becomes a quicklist
-        whose only node is the listpack (``listTypeTryConvertListpack``)."""
+        whose only node is the listpack (``listTypeTryConvertListpack``). Returns the
+        quicklist, None if the list stays a listpack."""
         if self.ql is None:
             max_sz, max_count = fill_limits(fill)
             if self.lp_bytes + add_bytes > max_sz or len(self.items) + add_count > max_count:
                 self.ql = Quicklist(fill, [Node(len(self.items), self.lp_bytes)] if self.items else ())
+        return self.ql
 
     def _try_listpack(self, fill: int, shrinking: bool) -> None:
         """A quicklist of one small packed node becomes a listpack (``listTypeTryConvertQuicklist``);
@@ -206,15 +208,16 @@ class ListValue:
         ``add_bytes``: what the conversion check counts for the values (default: their
         lengths; see ``popped_bytes``).
         """
-        if add_bytes is None:
-            add_bytes = sum(map(len, values))
-        self._grow(add_bytes, len(values), fill)
         ql = self.ql
+        if ql is None:
+            ql = self._grow(sum(map(len, values)) if add_bytes is None else add_bytes,
+                            len(values), fill)
         if ql is None:
             self.lp_bytes += sum(map(lp_str_size, values))
         else:
+            push = ql.push
             for value in values:
-                ql.push(value, head)
+                push(value, head)
         if head:
             self.items.extendleft(values)
         else:
@@ -232,7 +235,10 @@ class ListValue:
     def pop_one(self, head: bool) -> bytes:
         """Remove and return the head or tail element (the list must not be empty)."""
         value = self.items.popleft() if head else self.items.pop()
-        self._dropped_ends([value], head)
+        if self.ql is None:
+            self.lp_bytes -= lp_str_size(value)
+        else:
+            self.ql.drop_end(value, head)
         return value
 
     def pop_head(self, count: int) -> list[bytes]:

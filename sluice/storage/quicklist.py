@@ -182,6 +182,19 @@ class Quicklist:
         else:
             nodes.append(node)
 
+    def drop_end(self, value: bytes, head: bool) -> None:
+        """``value`` left the head or the tail (``quicklistPopCustom``)."""
+        nodes = self.nodes
+        node = nodes[0] if head else nodes[-1]
+        if node.count == 1:
+            if head:
+                nodes.popleft()
+            else:
+                nodes.pop()
+        else:
+            node.count -= 1
+            node.sz -= lp_str_size(value)
+
     def drop_ends(self, removed: list[bytes], head: bool) -> None:
         """``removed`` left the head (head first) or the tail (tail first): shrink the end
         nodes, deleting those emptied (``quicklistDelIndex`` / ``quicklistDelRange``)."""
