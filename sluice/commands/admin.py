@@ -97,13 +97,10 @@ def _protected_configs_ok(ctx: Any) -> bool:
 
 
 def _is_local(ctx: Any) -> bool:
+    from sluice.server.security import is_local_peer  # noqa: PLC0415 - one rule for both
+
     transport = ctx.transport
-    if transport is None:
-        return True
-    peer = transport.get_extra_info("peername")
-    if isinstance(peer, tuple) and peer:
-        return str(peer[0]) in ("127.0.0.1", "::1")
-    return True  # a Unix socket
+    return transport is None or is_local_peer(transport)
 
 
 def config_set(ctx: Any, args: Args) -> Any:

@@ -1,8 +1,8 @@
 """Network exposure and protected actions: protected mode, local-connection tests,
 ``rename-command``, and the ``enable-*`` gates on protected commands and configs.
 
-Mirrors Redis 7: ``islocalClient`` / ``connIsLocal`` (only a Unix socket, 127.0.0.1 and ::1
-are local: not 127.0.0.2, not ::ffff:127.0.0.1), the protected-mode refusal of
+Mirrors Redis 8.6: ``islocalClient`` / ``connIsLocal`` (a Unix socket, any 127.x.y.z and ::1
+are local, not ::ffff:127.0.0.1; 7.0 took only 127.0.0.1 and ::1), the protected-mode refusal of
 ``clientAcceptHandler`` (the DENIED text itself is in connection.py),
 ``allowProtectedAction`` (``no`` / ``yes`` / ``local``) used for DEBUG (F.PROTECTED rows,
 ``enable-debug-command``) and for CONFIG SET of protected configs
@@ -24,16 +24,21 @@ if TYPE_CHECKING:
 
     from .client import Client
 
-LOCAL_ADDRESSES = frozenset(("127.0.0.1", "::1"))
+
+def is_local_address(ip: str) -> bool:
+    """A TCP peer address that Redis 8.6's ``connSocketIsLocal`` calls local: its text starts
+    with ``127.`` or is ``::1``."""
+    return ip.startswith("127.") or ip == "::1"
+
 
 def is_local_peer(transport: Any) -> bool:
-    """``connIsLocal``: a Unix socket, or a TCP peer that is exactly 127.0.0.1 or ::1."""
+    """``connIsLocal``: a Unix socket, or a TCP peer with a local address."""
     sock = transport.get_extra_info("socket")
     if sock is not None and sock.family == socket.AF_UNIX:
         return True
     peer = transport.get_extra_info("peername")
     if isinstance(peer, tuple) and peer:
-        return str(peer[0]) in LOCAL_ADDRESSES
+        return is_local_address(str(peer[0]))
     return peer is not None and not isinstance(peer, tuple)  # '' for Unix peers
 
 
