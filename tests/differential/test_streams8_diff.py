@@ -54,9 +54,12 @@ def times(reply: Any) -> Any:
         if len(reply) % 2 == 0 and any(k in _TIMES for k in reply[::2] if isinstance(k, bytes)):
             return [x for k, v in zip(reply[::2], reply[1::2], strict=True)
                     for x in (k, "t" if k in _TIMES else times(v))]
-        # XINFO STREAM FULL's PEL entries: [id, consumer, delivery time, count]
+        # XINFO STREAM FULL's PEL entries: [id, consumer, delivery time, count] in the group,
+        # [id, delivery time, count] in a consumer
         if len(reply) == 4 and isinstance(reply[2], int) and isinstance(reply[1], bytes):
             return [reply[0], reply[1], "t", reply[3]]
+        if len(reply) == 3 and isinstance(reply[0], bytes) and isinstance(reply[1], int):
+            return [reply[0], "t", reply[2]]
         return [times(x) for x in reply]
     return reply
 

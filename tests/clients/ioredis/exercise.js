@@ -8,8 +8,8 @@
  * with both: ioredis 6 turns RESP3 maps back into the arrays its API has always returned.
  *
  * Prints one JSON object ({ok, ioredis, handshake, checks}) and exits 1 if any check failed.
- * The expectations are Redis 7.0's replies: tests/integration/test_ioredis.py also runs this
- * script against a real redis-server, so a wrong expectation here fails there.
+ * The expectations are redis-server's replies: tests/integration/test_ioredis.py also runs
+ * this script against the reference redis-server (8.6), so a wrong expectation fails there.
  *
  * Blocking checks never sleep to synchronise: a second connection issues the blocking
  * command, and the control connection polls INFO clients until blocked_clients says the
@@ -78,7 +78,7 @@ function ready(client) {
 async function handshake(control, report) {
   // What ioredis sends on connect, seen through MONITOR: ioredis 6 opens with `hello 3`;
   // then SELECT and CLIENT SETNAME from the options, CLIENT SETINFO LIB-NAME and LIB-VER
-  // (errors ignored: Redis 7.0 lacks SETINFO), then INFO as the ready check (it waits while
+  // (errors ignored, for servers older than 7.2), then INFO as the ready check (it waits while
   // loading:1). ioredis 5 has no RESP3 and never sends HELLO.
   const monitor = await control.monitor();
   clients.push(monitor);
