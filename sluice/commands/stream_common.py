@@ -48,6 +48,8 @@ __all__ = [
     "entries_reply",
     "entry_reply",
     "get_stream",
+    "new_stream",
+    "parse_ids_block",
     "parse_add_or_trim",
     "parse_block_timeout",
     "parse_count",
@@ -141,6 +143,15 @@ def parse_policy(arg: bytes) -> RefPolicy | None:
     if 5 <= len(arg) <= 7:
         return _POLICIES.get(arg.upper())
     return None
+
+
+def new_stream(ctx: Any) -> Stream:
+    """A stream a command creates: its IDMP settings come from stream-idmp-duration and
+    stream-idmp-maxsize, as Redis 8.6's streamNew takes them."""
+    stream = Stream()
+    cfg = ctx.server.config
+    stream.idmp.duration, stream.idmp.maxsize = cfg.stream_idmp_duration, cfg.stream_idmp_maxsize
+    return stream
 
 
 def parse_ids_block(argv: list[bytes], start: int) -> tuple[RefPolicy, list[bytes]]:

@@ -61,7 +61,7 @@ from .spec import (
     cmd,
     key_at,
 )
-from .stream_common import get_stream, parse_ids_block
+from .stream_common import get_stream, new_stream, parse_ids_block
 
 __all__ = [
     "COMMANDS",
@@ -184,7 +184,7 @@ def xgroup_create(ctx: Any, args: Args) -> Any:
     else:
         last_id = parse_strict_id(raw_id)
     if stream is None:  # MKSTREAM, now that nothing can fail before the group exists
-        stream = Stream()
+        stream = new_stream(ctx)
         ctx.db.add(key, stream)
         ctx.modified(key)
     stream.create_group(name, last_id, _at_most_added(stream, entries_read))  # BusyGroupError

@@ -64,6 +64,7 @@ from .spec import (
 from .stream_common import (
     entries_reply,
     get_stream,
+    new_stream,
     parse_add_or_trim,
     parse_block_timeout,
     parse_count,
@@ -89,7 +90,7 @@ def xadd(ctx: Any, args: Args) -> Any:
     db = ctx.db
     stream = db.get(key)
     if stream is None:
-        stream = Stream()
+        stream = new_stream(ctx)
         new = True
     elif type(stream) is not Stream:
         raise WrongTypeError()
@@ -128,7 +129,7 @@ def _xadd_with_options(ctx: Any, argv: list[bytes]) -> Any:
     if stream is None:
         if t.no_mkstream:
             return None
-        stream = Stream()
+        stream = new_stream(ctx)
     fields = argv[t.id_idx + 1 :]
     now = ctx.now_ms()
     idmp = None
@@ -159,10 +160,8 @@ def _xadd_with_options(ctx: Any, argv: list[bytes]) -> Any:
 
 
 def _auto_iid(fields: list[bytes]) -> bytes:
-    """IDMPAUTO's iid: a digest of the field/value pairs, whatever their order (Redis's
-    test suite: the same pairs in another order are a duplicate)."""
-    pairs = sorted(zip(fields[::2], fields[1::2], strict=True))
-    return IdmpState.auto_iid([x for pair in pairs for x in pair])
+    """IDMPAUTO's iid: Redis's order-independent hash of the field/value pairs."""
+    return IdmpState.auto_iid(fields)
 
 
 # -- XRANGE / XREVRANGE / XLEN -------------------------------------------------------------
@@ -322,6 +321,34 @@ def xcfgset(ctx: Any, args: Args) -> Any:
     return OK
 
 
+def xidmprecord(ctx: Any, args: Args) -> Any:
+    """XIDMPRECORD key pid iid id (Redis 8.6.2): remember that (pid, iid) produced the
+    existing entry ``id``. AOF rewrites carry the IDMP state with it. Redis's order: the ID,
+    the two names, the key, the entry, then an iid already known for another entry."""
+    argv = args.argv
+    sid = parse_strict_id(argv[4])
+    pid, iid = argv[2], argv[3]
+    if not pid:
+        raise CommandError(E.XIDMPRECORD_EMPTY_PID)
+    if not iid:
+        raise CommandError(E.XIDMPRECORD_EMPTY_IID)
+    key = argv[1]
+    stream = get_stream(ctx, key)
+    if stream is None:
+        raise CommandError(E.NO_SUCH_KEY)
+    if not stream.exists(sid):
+        raise CommandError(E.XIDMPRECORD_NO_ENTRY)
+    known = stream.idmp.producers.get(pid)
+    seen = None if known is None else known.get(iid)
+    if seen is not None:  # looked up without expiring, as Redis's idmpLookup
+        if seen[0] != sid:
+            raise CommandError(E.XIDMPRECORD_OTHER_ENTRY)
+        return OK
+    stream.idmp.record(pid, iid, sid, ctx.now_ms())
+    ctx.modified(key)
+    return OK
+
+
 # -- XREAD -----------------------------------------------------------------------------------
 
 
@@ -458,6 +485,9 @@ COMMANDS = (
     cmd("xcfgset",    -2,  WRITE | FAST,              A.STREAM, key_at(1, RW | UPDATE),                xcfgset,
         "Configures how long and how many idempotent IDs a stream remembers.", group="stream", since="8.6.0",
         syntax="key [IDMP-DURATION idmp-duration] [IDMP-MAXSIZE idmp-maxsize]"),
+    cmd("xidmprecord",  5, WRITE | DENYOOM | FAST,    A.STREAM, key_at(1, RW | UPDATE),                xidmprecord,
+        "Records that an idempotent ID produced an existing entry (AOF rewrites use it).",
+        group="stream", since="8.6.2", syntax="key pid iid stream-id"),
     cmd("xread",      -4,  READONLY | BLOCKING,       A.STREAM, keys_after(b"STREAMS", 1, RO | ACCESS), xread,
         "Reads entries newer than the given IDs from streams, optionally waiting for them.",
         group="stream", since="5.0.0",

@@ -214,6 +214,8 @@ PARAMS: list[Param] = [
     Param("hz", "int", 10, 0, 2**31 - 1),  # clamped to 1..500 where used
     Param("stream-node-max-entries", "int", 100, 0, 2**63 - 1),
     Param("stream-node-max-bytes", "memory", 4096, 0, 2**63 - 1),
+    Param("stream-idmp-duration", "int", 100, 1, 86400),  # a new stream's IDMP settings (8.6)
+    Param("stream-idmp-maxsize", "int", 100, 1, 10000),
     Param("list-max-listpack-size", "int", -2, -(2**31), 2**31 - 1, aliases=("list-max-ziplist-size",)),
     Param("slowlog-log-slower-than", "int", 10000, -1, 2**63 - 1),
     Param("slowlog-max-len", "int", 128, 0, 2**63 - 1),

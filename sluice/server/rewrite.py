@@ -2,11 +2,12 @@
 
 Role: code that runs in a forked child (or, for SAVE and the first base, in the server) and
 turns the keyspace into a file. Commands are generated per value type from ``EMITTERS``
-(``type name -> fn(key, value) -> argvs``), mirroring Redis's ``rewriteAppendOnlyFileRio``:
+(``type name -> fn(key, value, config) -> argvs``), mirroring Redis's ``rewriteAppendOnlyFileRio``:
 strings as ``SET``, lists as ``RPUSH`` in batches of 64 items (``AOF_REWRITE_ITEMS_PER_CMD``),
 streams as Redis's ``rewriteStreamObject`` writes them (XADD per entry, XSETID with
 ENTRIESADDED/MAXDELETEDID, XGROUP CREATE ... ENTRIESREAD, XGROUP CREATECONSUMER for consumers
-without pending entries, XCLAIM ... TIME RETRYCOUNT JUSTID FORCE per pending entry), then
+without pending entries, XCLAIM ... TIME RETRYCOUNT JUSTID FORCE per pending entry, XCFGSET
+and XIDMPRECORD for the idempotent-production state), then
 ``PEXPIREAT`` for keys with a TTL. A value type whose family registers no emitter makes
 the rewrite fail loudly rather than drop data.
 
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
 
 ITEMS_PER_CMD = 64
 
-Emitter = Callable[[bytes, Any], Iterable[list[bytes]]]
+# (key, value, server config) -> the commands that rebuild the value
+Emitter = Callable[[bytes, Any, Any], Iterable[list[bytes]]]
 EMITTERS: dict[bytes, Emitter] = {}
 
 
@@ -37,11 +39,11 @@ def register_emitter(type_name_: bytes, fn: Emitter) -> None:
     EMITTERS[type_name_] = fn
 
 
-def _emit_string(key: bytes, value: bytes) -> Iterator[list[bytes]]:
+def _emit_string(key: bytes, value: bytes, cfg: Any) -> Iterator[list[bytes]]:
     yield [b"SET", key, value]
 
 
-def _emit_list(key: bytes, value: Any) -> Iterator[list[bytes]]:
+def _emit_list(key: bytes, value: Any, cfg: Any) -> Iterator[list[bytes]]:
     batch: list[bytes] = []
     for item in value:
         batch.append(item)
@@ -56,8 +58,10 @@ def _sid(sid: int) -> bytes:
     return b"%d-%d" % (sid >> 64, sid & ((1 << 64) - 1))
 
 
-def _emit_stream(key: bytes, s: Any) -> Iterator[list[bytes]]:
-    """Redis's ``rewriteStreamObject``: entries, XSETID, groups, PELs as XCLAIM ... FORCE."""
+def _emit_stream(key: bytes, s: Any, cfg: Any) -> Iterator[list[bytes]]:
+    """Redis's ``rewriteStreamObject``: entries, XSETID, groups, PELs as XCLAIM ... FORCE,
+    then the IDMP state (8.6): XCFGSET if the settings are not the server's defaults, and
+    XIDMPRECORD per remembered idempotent ID whose entry still exists."""
     if s.length:
         for node in s.iter_nodes():
             for i in range(len(node.data)):
@@ -78,6 +82,14 @@ def _emit_stream(key: bytes, s: Any) -> Iterator[list[bytes]]:
             yield [b"XCLAIM", key, g.name, pe.consumer.name, b"0", _sid(sid),
                    b"TIME", b"%d" % pe.delivery_time, b"RETRYCOUNT", b"%d" % pe.delivery_count,
                    b"JUSTID", b"FORCE"]
+    idmp = s.idmp
+    if (idmp.duration, idmp.maxsize) != (cfg.stream_idmp_duration, cfg.stream_idmp_maxsize):
+        yield [b"XCFGSET", key, b"IDMP-DURATION", b"%d" % idmp.duration, b"IDMP-MAXSIZE",
+               b"%d" % idmp.maxsize]
+    for pid in sorted(idmp.producers):  # Redis walks its rax of producers: bytewise order
+        for iid, (sid, _ms) in idmp.producers[pid].items():
+            if s.exists(sid):
+                yield [b"XIDMPRECORD", key, pid, iid, _sid(sid)]
 
 
 register_emitter(b"string", _emit_string)
@@ -88,6 +100,7 @@ register_emitter(b"stream", _emit_stream)
 def iter_commands(server: Server) -> Iterator[bytes]:
     """RESP chunks that rebuild the keyspace (expired keys skipped)."""
     now = server.keyspace.clock.now_ms()
+    cfg = server.config
     for db in server.keyspace.dbs:
         if not db.data:
             continue
@@ -101,7 +114,7 @@ def iter_commands(server: Server) -> Iterator[bytes]:
             emit = EMITTERS.get(tname)
             if emit is None:
                 raise TypeError(f"no AOF rewrite for values of type {tname.decode()}")
-            for argv in emit(key, value):
+            for argv in emit(key, value, cfg):
                 yield encode_command(argv)
             if when is not None:
                 yield encode_command([b"PEXPIREAT", key, b"%d" % when])

@@ -246,6 +246,35 @@ def test_rewrite_without_rdb_preamble_writes_commands(make_server: Factory,
     assert s.client().lrange("l", 0, -1) == [str(i).encode() for i in range(100)]
 
 
+def test_rewrite_without_rdb_preamble_keeps_idempotent_ids(make_server: Factory,
+                                                           tmp_path: Path) -> None:
+    """XCFGSET and XIDMPRECORD carry the IDMP state through a command-form rewrite (Redis
+    8.6's rewriteStreamObject); a retried XADD after the restart is still a duplicate."""
+    lines = _aof(tmp_path, "aof-use-rdb-preamble no")
+    s = make_server(*lines)
+    r = s.client()
+    r.execute_command("XADD", "s", "*", "f", "v")  # created with the default settings
+    r.execute_command("XCFGSET", "s", "IDMP-DURATION", "600", "IDMP-MAXSIZE", "50")
+    first = r.execute_command("XADD", "s", "IDMP", "p", "i1", "*", "f", "1")
+    auto = r.execute_command("XADD", "s", "IDMPAUTO", "p", "*", "a", "1", "b", "2")
+    gone = r.execute_command("XADD", "s", "IDMP", "q", "x", "*", "f", "2")
+    r.xdel("s", gone)  # its iid is not rewritten: XIDMPRECORD would refuse a missing entry
+    r.bgrewriteaof()
+    wait_until(lambda: r.info("persistence")["aof_rewrites"] == 1, what="rewrite")
+    base = (tmp_path / "appendonlydir" / "appendonly.aof.2.base.aof").read_bytes()
+    cmds = [a for a, _ in parse_commands(base)]
+    assert [b"XCFGSET", b"s", b"IDMP-DURATION", b"600", b"IDMP-MAXSIZE", b"50"] in cmds
+    assert [c[2] for c in cmds if c[0] == b"XIDMPRECORD"] == [b"p", b"p"]
+    s = _restart(s, make_server, *lines)
+    r = s.client()
+    assert r.execute_command("XADD", "s", "IDMP", "p", "i1", "*", "f", "9") == first
+    assert r.execute_command("XADD", "s", "IDMPAUTO", "p", "*", "b", "2", "a", "1") == auto
+    assert r.xlen("s") == 3
+    info = r.execute_command("XINFO", "STREAM", "s")
+    fields = dict(zip(info[::2], info[1::2], strict=True)) if isinstance(info, list) else info
+    assert fields[b"idmp-duration"] == 600 and fields[b"idmp-maxsize"] == 50
+
+
 def test_auto_rewrite_on_growth(make_server: Factory, tmp_path: Path) -> None:
     s = make_server(*_aof(tmp_path, "auto-aof-rewrite-min-size 4kb",
                           "auto-aof-rewrite-percentage 100"))
