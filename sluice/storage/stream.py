@@ -438,7 +438,9 @@ class Stream:
         first_gone = False
         for sid in ids:
             if policy == ACKED and self.is_referenced(sid):
-                res.append(XDelExResult.REFERENCED if self.exists(sid) else XDelExResult.NOT_FOUND)
+                # Whether or not the stream has it (Redis 8.6.3: an ID no group has read yet
+                # is "referenced" even if it was never added).
+                res.append(XDelExResult.REFERENCED)
                 continue
             if policy == DELREF:
                 self.delete_refs(sid)  # also drops dangling references to missing IDs
@@ -498,103 +500,74 @@ class Stream:
         limit: int = 0,
         ref_policy: RefPolicy = KEEPREF,
     ) -> int:
-        """XTRIM / the trimming half of XADD (streamTrim); returns entries deleted.
+        """XTRIM / the trimming half of XADD (Redis 8.6's ``streamTrim``); returns entries
+        deleted.
 
-        ``threshold`` is the MAXLEN count or the MINID ID. ``limit`` caps the
-        entries deleted (0: no cap); the command layer passes
-        :func:`default_trim_limit` for ``~`` without LIMIT and 0 for ``=``.
-        With ``approx`` only whole nodes are dropped. Under ACKED, only the
-        entries the trim would remove anyway are candidates, and those some
-        group still needs are kept; under DELREF, removed entries are also
-        dropped from every group's PEL.
+        ``threshold`` is the MAXLEN count or the MINID ID. ``limit`` caps the entries
+        deleted (0: no cap); the command layer passes :func:`default_trim_limit` for ``~``
+        without LIMIT and 0 for ``=``. Nodes are taken from the head:
+
+        - a node wholly past the threshold ("eligible") goes at once under KEEPREF;
+        - otherwise, under KEEPREF with ``~``, trimming stops;
+        - otherwise its entries are deleted one by one up to the threshold: under ACKED only
+          those no group needs, under DELREF after dropping every group's reference. An
+          eligible node whose live entries all went is removed, and trimming goes on to the
+          next node; any other node ends it.
+
+        So ``~`` trims whole nodes only under KEEPREF; under ACKED and DELREF it is as exact
+        as ``=`` (whatever the groups). Trimming never moves ``max_deleted_entry_id``.
         """
         maxlen = threshold if strategy == "MAXLEN" else -1
         minid = threshold if strategy == "MINID" else 0
         by_len = strategy == "MAXLEN"
-        acked = ref_policy == ACKED and bool(self.groups)
-        delref = ref_policy == DELREF and bool(self.groups)
+        keepref = ref_policy == KEEPREF
+        acked = ref_policy == ACKED
+        delref = ref_policy == DELREF
         nodes = self._nodes
         deleted = 0
-        while nodes:
+        k = 0
+        while k < len(nodes):
             if by_len and self.length <= maxlen:
                 break
-            node = nodes[0]
+            node = nodes[k]
             entries = node.live
             if limit and deleted + entries > limit:
                 break
             # For MINID the node's last ID counts even if it is a tombstone, as in Redis.
-            remove_node = self.length - entries >= maxlen if by_len else node.last_id < minid
-            if remove_node and acked:
-                remove_node = not any(self.is_referenced(s) for s in node.live_ids())
-            if remove_node:
-                if delref:
-                    self._delete_refs_range(node.master_id, node.last_id)
-                self._remove_node(0)
+            eligible = self.length - entries >= maxlen if by_len else node.last_id < minid
+            if eligible and keepref:
+                self._remove_node(k)
                 self.length -= entries
                 deleted += entries
                 continue
-            if approx:
+            if approx and keepref:
                 break
-            if acked:
-                deleted += self._trim_acked(by_len, maxlen, minid, limit - deleted if limit else 0)
-                break
-            # Mark single entries of this node deleted, then stop: what is left
-            # after this node is already within the threshold.
             data = node.data
+            gone = 0
             for i in range(len(data)):
                 sid = node.id_at(i)
                 if (self.length <= maxlen) if by_len else (sid >= minid):
                     break
-                if data[i] is not None:
-                    node.mark_deleted(i)
-                    self.length -= 1
-                    deleted += 1
-                    if delref:
-                        self.delete_refs(sid)
-            break
+                if data[i] is None:
+                    continue
+                if acked and self.is_referenced(sid):
+                    continue
+                if delref:
+                    self.delete_refs(sid)
+                node.mark_deleted(i)
+                self.length -= 1
+                gone += 1
+            deleted += gone
+            if eligible and gone == entries:
+                self._remove_node(k)
+                continue
+            if not eligible:
+                break
+            k += 1
         if self.length == 0:
             self.first_id = 0
         elif deleted:
             self.first_id = self._first_live_id()
-        return deleted
-
-    def _trim_acked(self, by_len: bool, maxlen: int, minid: int, limit: int) -> int:
-        """Exact ACKED trimming from the head node on: delete unreferenced candidates."""
-        budget = self.length - maxlen if by_len else -1  # candidates left (MAXLEN)
-        deleted = 0
-        kept_before = False
-        k = 0
-        while k < len(self._nodes) and (budget != 0):
-            node = self._nodes[k]
-            removed_node = False
-            for i in range(len(node)):
-                if node.data[i] is None:
-                    continue
-                sid = node.id_at(i)
-                if by_len:
-                    if budget == 0:
-                        break
-                    budget -= 1
-                elif sid >= minid:
-                    budget = 0
-                    break
-                if limit and deleted >= limit:
-                    budget = 0
-                    break
-                if self.is_referenced(sid):
-                    kept_before = True
-                    continue
-                if kept_before and sid > self.max_deleted_entry_id:
-                    # A hole behind a kept entry: later lag math must see it.
-                    self.max_deleted_entry_id = sid
-                deleted += 1
-                if node.live == 1:
-                    self._delete_at(k, i)
-                    removed_node = True
-                    break
-                self._delete_at(k, i)
-            if not removed_node:
-                k += 1
         return deleted
 
     # ------------------------------------------------------ entries-read / lag

@@ -218,7 +218,9 @@ class ConsumerGroup:
             return spans, ids
         last = self.last_id
         for sid in ids:  # ascending, all past last_id
-            if self.entries_read != -1 and not (
+            # Counted on only from a known count, at or after the first entry, with no
+            # tombstone ahead (8.6.3's streamReplyWithRange); else estimated afresh.
+            if self.entries_read != -1 and last >= s.first_id and not (
                     s.max_deleted_entry_id and s.range_has_tombstones(last, None)):
                 self.entries_read += 1
             elif s.entries_added:

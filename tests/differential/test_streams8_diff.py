@@ -16,13 +16,15 @@ times of CLAIM entries and of XINFO CONSUMERS, and XINFO STREAM FULL's times.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import hiredis
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from tests.support import RawClient
+from tests.support import ProcessServer, RawClient, ThreadedServer, require_redis_server
 
 pytestmark = pytest.mark.differential
 
@@ -217,3 +219,94 @@ def test_masks_hide_times_only() -> None:
     c = [[b"name", b"c", b"pending", 1, b"idle", 10, b"inactive", 3]]
     assert times(c) == times([[b"name", b"c", b"pending", 1, b"idle", 0, b"inactive", 7]])
     assert times(c) != times([[b"name", b"c", b"pending", 2, b"idle", 10, b"inactive", 3]])
+
+
+# -- random sequences with groups and the 8.x deletions ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_nodes8() -> Iterator[tuple[RawClient, RawClient]]:
+    """Both servers with 4-entry / 200-byte macro nodes: trims and deletions cross nodes."""
+    require_redis_server()
+    ours = ThreadedServer(["stream-node-max-entries 4", "stream-node-max-bytes 200"]).start()
+    theirs = ProcessServer("redis", ["--stream-node-max-entries", "4",
+                                     "--stream-node-max-bytes", "200"]).start()
+    a, b = RawClient(ours.port), RawClient(theirs.port)
+    yield a, b
+    a.close()
+    b.close()
+    ours.stop()
+    theirs.stop()
+
+
+def group_commands(seed: int, n: int = 70) -> list[list[str]]:
+    """Writes, group reads and acknowledgements mixed with XDELEX / XACKDEL / trims under the
+    three reference policies, on one stream with two groups. No CLAIM and no blocking: their
+    replies carry times."""
+    import random
+
+    rnd = random.Random(seed)
+    top = [0]
+
+    def an_id() -> str:
+        return f"{max(0, top[0] + rnd.randint(-5, 1))}-{rnd.randint(0, 1)}"
+
+    def ids() -> list[str]:
+        chosen = [an_id() for _ in range(rnd.randint(1, 4))]
+        return ["IDS", str(len(chosen)), *chosen]
+
+    def policy() -> list[str]:
+        return rnd.choice([[], [], ["KEEPREF"], ["DELREF"], ["ACKED"]])
+
+    group = lambda: rnd.choice(["g1", "g2", "g1", "nog"])  # noqa: E731
+    out: list[list[str]] = [["XGROUP", "CREATE", "s", "g1", "$", "MKSTREAM"]]
+    while len(out) < n:
+        roll = rnd.random()
+        if roll < 0.3:
+            top[0] += 1
+            trim = []
+            if rnd.random() < 0.2:
+                trim = [*policy(), "MAXLEN", rnd.choice(["=", "~"]), str(rnd.randint(0, 8))]
+            out.append(["XADD", "s", *trim, f"{top[0]}-*", "f", rnd.choice(["1", "v" * 30])])
+        elif roll < 0.4:
+            out.append(["XREADGROUP", "GROUP", group(), rnd.choice(["c1", "c2"]),
+                        "COUNT", str(rnd.randint(1, 3)), "STREAMS", "s",
+                        rnd.choice([">", ">", "0"])])
+        elif roll < 0.5:
+            out.append(["XACK", "s", group(), *(an_id() for _ in range(rnd.randint(1, 3)))])
+        elif roll < 0.6:
+            out.append(["XDELEX", "s", *policy(), *ids()])
+        elif roll < 0.7:
+            out.append(["XACKDEL", "s", group(), *policy(), *ids()])
+        elif roll < 0.76:
+            out.append(["XTRIM", "s", "MINID", rnd.choice(["=", "~"]), an_id(), *policy()])
+        elif roll < 0.8:
+            out.append(["XDEL", "s", an_id()])
+        elif roll < 0.84:
+            out.append(["XGROUP", "CREATE", "s", "g2", rnd.choice(["0", "$", an_id()])])
+        elif roll < 0.88:
+            out.append(["XGROUP", "SETID", "s", group(), rnd.choice(["0", "$", an_id()])])
+        elif roll < 0.92:
+            out.append(["XPENDING", "s", group()])
+        elif roll < 0.96:
+            out.append(["XINFO", "GROUPS", "s"])
+        else:
+            out.append(["XRANGE", "s", "-", "+"])
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(min_value=0, max_value=2**32))
+def test_random_group_sequences(small_nodes8: tuple[RawClient, RawClient], seed: int) -> None:
+    ours, theirs = small_nodes8
+    ours.call("FLUSHALL")
+    theirs.call("FLUSHALL")
+    for command in group_commands(seed):
+        assert ours.call(*command) == theirs.call(*command), command
+    for check in (["XINFO", "STREAM", "s"], ["XINFO", "GROUPS", "s"], ["XPENDING", "s", "g1"],
+                  ["XPENDING", "s", "g1", "-", "+", "100"]):
+        mine, real = ours.call(*check), theirs.call(*check)
+        if check[-1] == "100":  # extended XPENDING: [id, consumer, idle ms, deliveries]
+            mine, real = (times([e[:2] + e[3:] for e in _parse(x)] if x[:1] == b"*" else x)
+                          for x in (mine, real))
+        assert mine == real, check
