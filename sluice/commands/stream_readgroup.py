@@ -62,7 +62,6 @@ from .stream_common import (
 from .stream_groups import (
     claim_argv,
     createconsumer_argv,
-    drop_argv,
     group_dirty,
     lookup_group,
     setid_argv,
@@ -174,14 +173,11 @@ def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGrou
     changes = 0
     left = a.count
     if a.claim is not None:
-        gone: list[int] = []
-        claimed = group.claim_idle(consumer, a.claim, a.count, now, gone)
-        changes += len(gone) + len(claimed)
+        claimed = group.claim_idle(consumer, a.claim, a.count, now)
+        changes += len(claimed)
         for sid, fields, idle, delivered in claimed:
             out.append([format_id(sid), fields, idle, delivered])
         if log is not None:
-            log += [drop_argv(key, group.name, sid, consumer.name, now, group.last_id)
-                    for sid in gone]
             log += [claim_argv(key, group.name, sid, group.pel[sid], consumer.name,
                                group.last_id) for sid, _, _, _ in claimed]
         if a.count:

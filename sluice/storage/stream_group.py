@@ -275,17 +275,15 @@ class ConsumerGroup:
         min_idle: int,
         count: int,
         now: int,
-        deleted: list[int] | None = None,
     ) -> list[ClaimedEntry]:
         """XREADGROUP CLAIM (Redis 8.4): take over entries idle >= ``min_idle``, most idle first.
 
         At most ``count`` (0: no limit). Each claimed entry moves to
         ``consumer`` with delivery_time = now and its count + 1; the reply
         carries the idle time and the delivery count from before this claim.
-        Pending IDs whose entry was deleted are dropped from the PEL, as
-        XAUTOCLAIM does (and appended to ``deleted`` when given, so the
-        caller can log their removal). Call :meth:`deliver_new` afterwards
-        with what is left of COUNT.
+        Pending IDs whose entry was deleted are skipped and stay pending, as
+        in Redis 8.6.3 (unlike XAUTOCLAIM, which drops them). Call
+        :meth:`deliver_new` afterwards with what is left of COUNT.
         """
         consumer.seen_time = now
         if self._by_time is None:
@@ -301,9 +299,6 @@ class ConsumerGroup:
             pe: PendingEntry = self.pel[sid]
             fields = s.get(sid)
             if fields is None:
-                self.drop_pending(sid)
-                if deleted is not None:
-                    deleted.append(sid)
                 continue
             idle = max(0, now - pe.delivery_time)
             before = pe.delivery_count

@@ -123,6 +123,15 @@ SCENARIOS: dict[str, list[Step]] = {
         "XINFO STREAM s", "XADD s2 IDMPAUTO p NOW-1 a 1", "XADD s2 NOW-1 a 1 b 2",
         "XINFO STREAM s2",
     )],
+    # A pending entry deleted from the stream: CLAIM skips it and it stays pending (XAUTOCLAIM
+    # would drop it).
+    "claim skips deleted entries": [
+        ("XADD s 1-0 f v", None), ("XADD s 2-0 f v", None), ("XADD s 3-0 f v", None),
+        ("XGROUP CREATE s g 0", None), ("XREADGROUP GROUP g c1 STREAMS s >", None),
+        ("XDEL s 1-0", None), ("XREADGROUP GROUP g c2 CLAIM 0 COUNT 1 STREAMS s >", claim_idle),
+        ("XPENDING s g", None), ("XREADGROUP GROUP g c2 CLAIM 0 STREAMS s >", claim_idle),
+        ("XPENDING s g", None), ("XREADGROUP GROUP g c2 CLAIM 0 STREAMS s 0", None),
+    ],
     "claim, plus and entries read": [
         ("XADD s 1-0 f v", None), ("XADD s 2-0 f v", None), ("XADD s 3-0 f v", None),
         ("XGROUP CREATE s g 0", None), ("XREADGROUP GROUP g c1 COUNT 2 STREAMS s >", None),
