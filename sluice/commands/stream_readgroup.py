@@ -24,7 +24,7 @@ Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs fr
   ``[id, fields, idle-ms, earlier deliveries]``; then new entries fill what is left of COUNT,
   reported as ``[id, fields, 0, 0]`` so every entry of a CLAIM reply has the same shape.
   NOACK does not apply to claimed entries. A negative min-idle-time is an error (8.6.3).
-  A blocked reader is woken by writes only, not by a pending entry becoming idle enough.
+  A blocked CLAIM reader is also woken when a pending entry becomes idle enough (8.4+).
 - Effects are logged, not the command (``preventCommandPropagation``): XGROUP CREATECONSUMER
   for a new consumer, one XCLAIM ... FORCE JUSTID per entry added to or moved in the PEL, and
   XGROUP SETID ... ENTRIESREAD when the group's last ID moved.
@@ -234,8 +234,15 @@ def xreadgroup(ctx: Any, args: Args) -> Any:
         return _streams_reply(ctx, served)
     if a.block_ms is not None:
         # Inside MULTI this answers at once with the timeout reply, as Redis does.
-        return ctx.block(a.keys, a.block_ms, NULL_ARRAY, unblock_on_nokey=True,
-                         memo=(ctx.argv, a), ready_key=a.group if a.claim is None else None)
+        reply = ctx.block(a.keys, a.block_ms, NULL_ARRAY, unblock_on_nokey=True,
+                          memo=(ctx.argv, a), ready_key=a.group if a.claim is None else None)
+        if a.claim is not None and reply is not NULL_ARRAY:
+            # Woken also when a pending entry becomes claimable (Redis 8.4): at min-idle-time
+            # after the oldest delivery among the streams' groups, or from now if none.
+            oldest = [t for t in (g.oldest_delivery() for g in groups) if t is not None]
+            ctx.server.blocking.wake_when_claimable(ctx.db, a.keys,
+                                                    a.claim + (min(oldest) if oldest else now))
+        return reply
     return NULL_ARRAY
 
 

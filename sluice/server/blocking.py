@@ -22,6 +22,8 @@
   loop runs until no key is ready. Woken clients' pipelined input is resumed later, by
   ``Server.process_unblocked_clients`` (Redis's ``processUnblockedClients`` in beforeSleep).
 * ``unblock_client``: timeout, CLIENT UNBLOCK, disconnect.
+* ``wake_when_claimable``: a blocked XREADGROUP ... CLAIM reader's key is also signalled
+  when a pending entry there becomes idle enough to claim (Redis 8.4+), by one timer.
 * Inside EXEC (MULTI) a command never blocks: ``block_for_keys`` returns the timeout reply.
 
 So a pipeline ``LPUSH k v`` + ``LLEN k`` from one client, with a BLPOP waiting on ``k``, gets
@@ -82,7 +84,8 @@ class BlockState:
 
 class BlockingManager:
     __slots__ = ("server", "blocking_keys", "ready_keys", "_ready_set", "blocked_count",
-                 "_deadlines", "_queued", "_timed", "_seq", "_timer", "_timer_at")
+                 "_deadlines", "_queued", "_timed", "_seq", "_timer", "_timer_at",
+                 "_claim_wakes", "_claim_timer", "_claim_at")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -99,6 +102,11 @@ class BlockingManager:
         self._seq = 0
         self._timer: asyncio.TimerHandle | None = None  # fires at _deadlines' earliest
         self._timer_at = 0
+        # XREADGROUP ... CLAIM readers blocked on a key: when a pending entry there becomes
+        # claimable (Redis 8.4's stream_claim_pending_keys), the key is signalled ready.
+        self._claim_wakes: dict[BKey, tuple[Database, int]] = {}  # key -> (db, unix ms)
+        self._claim_timer: asyncio.TimerHandle | None = None
+        self._claim_at = 0
 
     def block_for_keys(self, client: Client, keys: list[bytes], timeout_ms: int,
                        on_timeout: Any, argv: list[bytes] | None,
@@ -267,6 +275,47 @@ class BlockingManager:
             # Its heap entry holds the whole client until its deadline: not too many of those.
             if len(self._deadlines) > 2 * self._timed + 64:
                 self._drop_stale()
+
+    # -- CLAIM readers --------------------------------------------------------------------
+
+    def wake_when_claimable(self, db: Database, keys: list[bytes], at_ms: int) -> None:
+        """Signal ``keys`` ready at ``at_ms`` (unix ms), when a pending entry becomes idle
+        enough for a blocked XREADGROUP ... CLAIM reader; a key keeps its earliest time.
+
+        Redis 8.4+ checks these times before each sleep (``handleClaimableStreamEntries``),
+        so its wake-up comes on the next loop iteration after the time; one timer for the
+        earliest does the same here without polling. The readers then re-run: one that can
+        claim now is served, the others block again (and register their own time)."""
+        wakes = self._claim_wakes
+        for key in keys:
+            bkey = (db.id, key)
+            old = wakes.get(bkey)
+            if old is None or at_ms < old[1]:
+                wakes[bkey] = (db, at_ms)
+        self._arm_claims()
+
+    def _arm_claims(self) -> None:
+        loop = self.server.loop
+        if not self._claim_wakes or loop is None:
+            return
+        earliest = min(at for _, at in self._claim_wakes.values())
+        if self._claim_timer is not None:
+            if self._claim_at <= earliest:
+                return
+            self._claim_timer.cancel()
+        delay = max(0.0, (earliest - self.server.keyspace.clock.now_ms()) / 1000.0)
+        self._claim_timer = loop.call_at(loop.time() + delay, self._claims_due)
+        self._claim_at = earliest
+
+    def _claims_due(self) -> None:
+        self._claim_timer = None
+        now = max(self.server.keyspace.clock.now_ms(), self._claim_at)
+        for bkey, (db, at) in list(self._claim_wakes.items()):
+            if at <= now:
+                del self._claim_wakes[bkey]
+                self.signal_key_as_ready(db, bkey[1])  # no one waiting any more: nothing
+        self._arm_claims()
+        self.server.before_return()
 
     # -- timeouts ---------------------------------------------------------------------------
 

@@ -309,6 +309,19 @@ class ConsumerGroup:
             out.append((sid, fields, idle, before))
         return out
 
+    def oldest_delivery(self) -> int | None:
+        """Delivery time of the least recently delivered pending entry that the stream still
+        has (what XREADGROUP ... CLAIM BLOCK waits on), or None."""
+        if self._by_time is None:
+            self._by_time = SortedList(self._time_key(sid, pe) for sid, pe in self.pel.items())
+        s = self.stream
+        for key in self._by_time:
+            sid: int = key & MAX_ID
+            if s.exists(sid):
+                when: int = self.pel[sid].delivery_time
+                return when
+        return None
+
     # ------------------------------------------------------------------- ack
 
     def ack(self, ids: Sequence[int]) -> int:

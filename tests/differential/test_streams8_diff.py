@@ -220,6 +220,24 @@ def stream_idmp(client: RawClient, key: str) -> list[Any]:
     return [fields[b"idmp-duration"], fields[b"idmp-maxsize"]]
 
 
+def test_blocked_claim_reader_is_woken_by_idle_time(
+        raw_pair: tuple[RawClient, RawClient]) -> None:
+    """XREADGROUP ... CLAIM BLOCK gets the pending entry once it is idle enough, with no
+    write to wake it (Redis checks before each sleep, Sluice arms a timer)."""
+    replies = []
+    for c in raw_pair:
+        c.call("XADD", "s", "1-0", "f", "v")
+        c.call("XGROUP", "CREATE", "s", "g", "0")
+        c.call("XREADGROUP", "GROUP", "g", "c1", "STREAMS", "s", ">")
+        c.send("XREADGROUP", "GROUP", "g", "c2", "CLAIM", "50", "BLOCK", "5000", "STREAMS",
+               "s", ">")
+    for c in raw_pair:
+        replies.append(claim_idle(_parse(c.read_reply())))
+        replies.append(c.call("XPENDING", "s", "g"))
+    assert replies[0:2] == replies[2:4]
+    assert replies[0] == [(b"s", [[b"1-0", [b"f", b"v"], "idle", 1]])]
+
+
 def test_masks_hide_times_only() -> None:
     """The masks keep everything but times: a different delivery count or ID still shows."""
     a = [[b"s", [[b"1-0", [b"f", b"v"], 5, 2]]]]

@@ -372,6 +372,42 @@ def test_xreadgroup_claim_option(vclock: tuple[redis.Redis, Any]) -> None:
 
 
 @pytest.mark.timeout(30)
+def test_xreadgroup_claim_block_wakes_when_an_entry_becomes_claimable(
+        rr: redis.Redis, sluice: ThreadedServer) -> None:
+    """Redis 8.4+: a blocked XREADGROUP ... CLAIM is woken when a pending entry has been idle
+    for min-idle-time, not only by writes; an entry acknowledged before then wakes nobody."""
+    import hiredis
+
+    rr.xadd("s", {"f": "v"}, id="1-0")
+    rr.xgroup_create("s", "g", "0")
+    rr.xreadgroup("g", "c1", {"s": ">"})
+    raw = RawClient(sluice.port, proto(rr))
+    try:
+        raw.send("XREADGROUP", "GROUP", "g", "c2", "CLAIM", "100", "BLOCK", "0", "STREAMS",
+                 "s", ">")
+        reader = hiredis.Reader()
+        reader.feed(raw.read_reply())  # no write comes: only the idle time can answer
+        reply = reader.gets()
+        entries = list(reply.values())[0] if isinstance(reply, dict) else reply[0][1]
+        assert [e[:2] for e in entries] == [[b"1-0", [b"f", b"v"]]]
+        assert entries[0][2] >= 100 and entries[0][3] == 1
+        assert rr.xpending("s", "g")["consumers"] == [{"name": b"c2", "pending": 1}]
+        # Acknowledged while the reader waits: at its time it re-runs, finds nothing to
+        # claim, blocks again, and its own BLOCK timeout ends it.
+        rr.xadd("s", {"f": "w"}, id="2-0")
+        rr.xreadgroup("g", "c1", {"s": ">"})
+        rr.xack("s", "g", "1-0")
+        raw.send("XREADGROUP", "GROUP", "g", "c2", "CLAIM", "100", "BLOCK", "600", "STREAMS",
+                 "s", ">")
+        wait_blocked(rr, 1)
+        rr.xack("s", "g", "2-0")
+        assert raw.read_reply() == (b"_\r\n" if proto(rr) == 3 else b"*-1\r\n")
+        assert rr.xpending("s", "g")["pending"] == 0
+    finally:
+        raw.close()
+
+
+@pytest.mark.timeout(30)
 def test_xreadgroup_block_served_by_xadd(rr: redis.Redis, sluice: ThreadedServer) -> None:
     rr.xgroup_create("s", "g", "$", mkstream=True)
     d = Deferred(sluice.port, proto(rr), "XREADGROUP", "GROUP", "g", "c", "BLOCK", "0",
