@@ -116,6 +116,12 @@ LFU_NOT_SELECTED = (
     "adjust."
 )
 LCS_NOT_STRINGS = "ERR The specified keys must contain string values"
+# Redis 8.4 string additions (checked against redis-server 8.6.3)
+DIGEST_LENGTH = "ERR must be exactly 16 hexadecimal characters"
+DELEX_NOT_STRING = "ERR Key should be of string type if conditions are specified"
+DELEX_CONDITION = "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE"
+MSETEX_NUMKEYS = "ERR invalid numkeys value"
+MSETEX_PAIRS = "ERR wrong number of key-value pairs"
 LCS_LEN_AND_IDX = "ERR If you want both the length and indexes, please just use IDX."
 LCS_TOO_BIG = "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len"
 INT_OUT_OF_RANGE = "ERR value is out of range, value must between -2147483648 and 2147483647"

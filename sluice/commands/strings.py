@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from xxhash import xxh3_64_intdigest
+
 from sluice.protocol import OK, Map
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.strings import (
@@ -36,12 +38,17 @@ from sluice.storage.strings import setrange as patch_string
 from .args import Args, parse_int
 from .errors import (
     DECR_OVERFLOW,
+    DELEX_CONDITION,
+    DELEX_NOT_STRING,
+    DIGEST_LENGTH,
     INCR_NAN,
     INCR_OVERFLOW,
     INVALID_EXPIRE,
     LCS_LEN_AND_IDX,
     LCS_NOT_STRINGS,
     LCS_TOO_BIG,
+    MSETEX_NUMKEYS,
+    MSETEX_PAIRS,
     NOT_FLOAT,
     NOT_INTEGER,
     OFFSET_OUT_OF_RANGE,
@@ -66,51 +73,87 @@ from .spec import (
     K,
     cmd,
     key_at,
+    keys_counted,
 )
 
 LLONG_MIN, LLONG_MAX = -(1 << 63), (1 << 63) - 1
 
-# SET / GETEX option bits (Redis's OBJ_* flags)
+# SET / GETEX / MSETEX option bits (Redis's OBJ_* flags)
 _NX, _XX, _GET, _KEEPTTL, _PERSIST = 1, 2, 4, 8, 16
 _EX, _PX, _EXAT, _PXAT = 32, 64, 128, 256
+_IFEQ, _IFNE, _IFDEQ, _IFDNE = 512, 1024, 2048, 4096  # Redis 8.4 SET conditions
 _EXPIRES = _EX | _PX | _EXAT | _PXAT
+_IFS = _IFEQ | _IFNE | _IFDEQ | _IFDNE
+_CONDITIONS = _NX | _XX | _IFS
+_SET, _GETEX, _MSETEX = 1, 2, 4  # which commands take an option
 # For each option: its bit, the bits it cannot be combined with, whether it takes a value,
-# and which of SET / GETEX accept it.
-_OPTIONS: dict[bytes, tuple[int, int, bool, bool, bool]] = {
-    #           bit       conflicts                          value  set    getex
-    b"NX":      (_NX,      _XX,                               False, True,  False),
-    b"XX":      (_XX,      _NX,                               False, True,  False),
-    b"GET":     (_GET,     0,                                 False, True,  False),
-    b"KEEPTTL": (_KEEPTTL, _PERSIST | _EXPIRES,               False, True,  False),
-    b"PERSIST": (_PERSIST, _EXPIRES | _KEEPTTL,               False, False, True),
-    b"EX":      (_EX,      _KEEPTTL | _PERSIST | _EXAT | _PX | _PXAT, True, True, True),
-    b"PX":      (_PX,      _KEEPTTL | _PERSIST | _EX | _EXAT | _PXAT, True, True, True),
-    b"EXAT":    (_EXAT,    _KEEPTTL | _PERSIST | _EX | _PX | _PXAT,   True, True, True),
-    b"PXAT":    (_PXAT,    _KEEPTTL | _PERSIST | _EX | _EXAT | _PX,   True, True, True),
+# and the commands that accept it. As in Redis 8.6, NX and XX only exclude each other, and
+# an IF* condition excludes every condition but itself.
+_OPTIONS: dict[bytes, tuple[int, int, bool, int]] = {
+    #           bit       conflicts                          value  commands
+    b"NX":      (_NX,      _XX,                               False, _SET | _MSETEX),
+    b"XX":      (_XX,      _NX,                               False, _SET | _MSETEX),
+    b"GET":     (_GET,     0,                                 False, _SET),
+    b"KEEPTTL": (_KEEPTTL, _PERSIST | _EXPIRES,               False, _SET | _MSETEX),
+    b"PERSIST": (_PERSIST, _EXPIRES | _KEEPTTL,               False, _GETEX),
+    b"EX":      (_EX,      _KEEPTTL | _PERSIST | _EXAT | _PX | _PXAT, True, _SET | _GETEX | _MSETEX),
+    b"PX":      (_PX,      _KEEPTTL | _PERSIST | _EX | _EXAT | _PXAT, True, _SET | _GETEX | _MSETEX),
+    b"EXAT":    (_EXAT,    _KEEPTTL | _PERSIST | _EX | _PX | _PXAT,   True, _SET | _GETEX | _MSETEX),
+    b"PXAT":    (_PXAT,    _KEEPTTL | _PERSIST | _EX | _EXAT | _PX,   True, _SET | _GETEX | _MSETEX),
+    b"IFEQ":    (_IFEQ,    _CONDITIONS & ~_IFEQ,              True,  _SET),
+    b"IFNE":    (_IFNE,    _CONDITIONS & ~_IFNE,              True,  _SET),
+    b"IFDEQ":   (_IFDEQ,   _CONDITIONS & ~_IFDEQ,             True,  _SET),
+    b"IFDNE":   (_IFDNE,   _CONDITIONS & ~_IFDNE,             True,  _SET),
 }
+_EXPIRE_POS = -1  # no EX/PX among the options
 
 
-def _parse_options(argv: list[bytes], start: int, for_set: bool) -> tuple[int, bytes | None]:
-    """Redis's ``parseExtendedStringArgumentsOrReply``: (flags, expire argument)."""
+def _parse_options(argv: list[bytes], start: int, command: int
+                   ) -> tuple[int, bytes | None, bytes | None, int]:
+    """Redis's ``parseExtendedStringArgumentsOrReply``: (flags, expire argument, match value
+    of an IF* condition, position of a relative EX/PX option or -1)."""
     flags = 0
-    expire = None
+    expire = match = None
+    relative_at = _EXPIRE_POS
     j = start
     n = len(argv)
     while j < n:
         spec = _OPTIONS.get(argv[j].upper())
         if spec is None:
             raise CommandError(SYNTAX)
-        bit, conflicts, takes_value, on_set, on_getex = spec
-        if flags & conflicts or not (on_set if for_set else on_getex):
+        bit, conflicts, takes_value, commands = spec
+        if flags & conflicts or not commands & command:
             raise CommandError(SYNTAX)
         if takes_value:
             if j == n - 1:
                 raise CommandError(SYNTAX)
             j += 1
-            expire = argv[j]
+            if bit & _IFS:
+                match = argv[j]
+            else:
+                expire = argv[j]
+                relative_at = j - 1 if bit & (_EX | _PX) else _EXPIRE_POS
         flags |= bit
         j += 1
-    return flags, expire
+    return flags, expire, match, relative_at
+
+
+def digest(value: bytes) -> bytes:
+    """DIGEST of a string: XXH3-64 of its bytes as 16 lower-case hex digits (Redis 8.4)."""
+    return b"%016x" % xxh3_64_intdigest(value)
+
+
+def _digest_arg(raw: bytes) -> bytes:
+    if len(raw) != 16:
+        raise CommandError(DIGEST_LENGTH)
+    return raw.lower()
+
+
+def _condition_holds(flags: int, current: bytes, match: bytes) -> bool:
+    """SET / DELEX IFEQ, IFNE, IFDEQ, IFDNE against the current string value."""
+    if flags & (_IFEQ | _IFNE):
+        return (current == match) == bool(flags & _IFEQ)
+    return (digest(current) == _digest_arg(match)) == bool(flags & _IFDEQ)
 
 
 def _expire_ms(ctx: Any, raw: bytes, flags: int) -> int:
@@ -153,29 +196,34 @@ def set_(ctx: Any, args: Args) -> Any:
         db.set(key, argv[2])
         ctx.server.key_modified(db, key)
         return OK
-    flags, expire = _parse_options(argv, 3, True)
-    return _set_generic(ctx, argv[1], argv[2], flags, expire, OK, None)
+    flags, expire, match, _ = _parse_options(argv, 3, _SET)
+    return _set_generic(ctx, argv[1], argv[2], flags, expire, OK, None, match)
 
 
 def _set_generic(ctx: Any, key: bytes, value: bytes, flags: int, expire: bytes | None,
-                 ok: Any, abort: Any) -> Any:
+                 ok: Any, abort: Any, match: bytes | None = None) -> Any:
     """Redis's ``setGenericCommand``: ``ok``/``abort`` are the replies without GET."""
     when = _expire_ms(ctx, expire, flags) if expire is not None else None
     db = ctx.db
-    old = None
-    if flags & _GET:
-        old = _string(db.get(key))
-        found = old is not None
-    else:
-        found = db.get(key) is not None
-    if (flags & _NX and found) or (flags & _XX and not found):
+    current = db.get(key)
+    old = _string(current) if flags & _GET else None
+    found = current is not None
+    if (flags & _NX and found) or (flags & (_XX | _IFEQ | _IFDEQ) and not found):
         return old if flags & _GET else abort
+    if found and flags & _IFS:
+        # Only when the key exists: IFNE / IFDNE on a missing key set it.
+        if type(current) is not bytes:
+            raise WrongTypeError()
+        assert match is not None
+        if not _condition_holds(flags, current, match):
+            return old if flags & _GET else abort
     db.set(key, value, keep_ttl=bool(flags & _KEEPTTL))
     if when is not None:
         db.set_expire(key, when)
         ctx.rewrite_argv([b"SET", key, value, b"PXAT", b"%d" % when])
-    elif flags & _GET:
-        ctx.rewrite_argv([a for i, a in enumerate(ctx.argv) if i < 3 or a.upper() != b"GET"])
+    elif flags & (_GET | _IFS):
+        # Logged as the plain SET it became (the condition held here, and GET reads only).
+        ctx.rewrite_argv([b"SET", key, value, *([b"KEEPTTL"] if flags & _KEEPTTL else [])])
     ctx.modified(key)
     return old if flags & _GET else ok
 
@@ -231,6 +279,72 @@ def msetnx(ctx: Any, args: Args) -> Any:
     return 1
 
 
+def msetex(ctx: Any, args: Args) -> Any:
+    """MSETEX numkeys key value [key value ...] [NX | XX] [EX | PX | EXAT | PXAT | KEEPTTL]
+    (Redis 8.4): all keys or none (NX / XX are checked on every key first), one deadline."""
+    argv = args.argv
+    n = parse_int(argv[1], MSETEX_NUMKEYS)
+    if not 1 <= n <= 2**31 - 1:
+        raise CommandError(MSETEX_NUMKEYS)
+    if 2 * n + 2 > len(argv):
+        raise CommandError(MSETEX_PAIRS)
+    flags, expire, _, relative_at = _parse_options(argv, 2 * n + 2, _MSETEX)
+    when = _expire_ms(ctx, expire, flags) if expire is not None else None
+    db = ctx.db
+    pairs = range(2, 2 * n + 2, 2)
+    if flags & (_NX | _XX):
+        for i in pairs:
+            if (db.get(argv[i]) is not None) == bool(flags & _NX):
+                return 0
+    keep_ttl = bool(flags & _KEEPTTL)
+    for i in pairs:
+        key = argv[i]
+        db.set(key, argv[i + 1], keep_ttl=keep_ttl)
+        if when is not None and not keep_ttl:
+            db.set_expire(key, when)
+        ctx.modified(key)
+    if when is not None and relative_at != _EXPIRE_POS:
+        # A relative EX / PX is logged as the PXAT deadline it gave, as Redis propagates it.
+        logged = argv[:]
+        logged[relative_at : relative_at + 2] = [b"PXAT", b"%d" % when]
+        ctx.rewrite_argv(logged)
+    return 1
+
+
+def digest_(ctx: Any, args: Args) -> Any:
+    value = _string(ctx.db.get(args.argv[1]))
+    return None if value is None else digest(value)
+
+
+def delex(ctx: Any, args: Args) -> Any:
+    """DELEX key [IFEQ value | IFNE value | IFDEQ digest | IFDNE digest] (Redis 8.4)."""
+    argv = args.argv
+    key = argv[1]
+    db = ctx.db
+    if len(argv) == 2:
+        if db.delete(key):
+            ctx.modified(key)
+            return 1
+        return 0
+    if len(argv) != 4:
+        raise wrong_arity("delex")
+    current = db.get(key)
+    if current is None:
+        return 0
+    if type(current) is not bytes:
+        raise CommandError(DELEX_NOT_STRING)
+    flag = {b"IFEQ": _IFEQ, b"IFNE": _IFNE, b"IFDEQ": _IFDEQ,
+            b"IFDNE": _IFDNE}.get(argv[2].upper())
+    if flag is None:
+        raise CommandError(DELEX_CONDITION)
+    if not _condition_holds(flag, current, argv[3]):
+        return 0
+    db.delete(key)
+    ctx.modified(key)
+    ctx.rewrite_argv([b"DEL", key])
+    return 1
+
+
 def getset(ctx: Any, args: Args) -> Any:
     argv = args.argv
     key = argv[1]
@@ -256,7 +370,7 @@ def getdel(ctx: Any, args: Args) -> Any:
 def getex(ctx: Any, args: Args) -> Any:
     argv = args.argv
     key = argv[1]
-    flags, expire = _parse_options(argv, 2, False)
+    flags, expire, _, _ = _parse_options(argv, 2, _GETEX)
     db = ctx.db
     value = _string(db.get(key))
     if value is None:
@@ -465,7 +579,8 @@ COMMANDS = (
     cmd("set",          -3,  WRITE | DENYOOM,         A.STRING, _SET_KEYS,               set_,
         "Sets the string value of a key, ignoring its type; the key is created if missing.",
         group="string", complexity=_O1,
-        syntax="key value [NX | XX] [GET] [EX seconds | PX milliseconds | "
+        syntax="key value [NX | XX | IFEQ ifeq-value | IFNE ifne-value | "
+        "IFDEQ ifdeq-digest | IFDNE ifdne-digest] [GET] [EX seconds | PX milliseconds | "
         "EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"),
     cmd("setnx",         3,  WRITE | DENYOOM | FAST,  A.STRING, key_at(1, OW | INSERT),  setnx,
         "Sets the string value of a key only when the key doesn't exist.", group="string",
@@ -480,6 +595,25 @@ COMMANDS = (
         "Returns the string values of one or more keys.", group="string",
         tips=("request_policy:multi_shard",),
         complexity="O(N) where N is the number of keys to retrieve.", syntax="key [key ...]"),
+    cmd("msetex",       -4,  WRITE | DENYOOM,         A.STRING,
+        keys_counted(1, OW | UPDATE, firstkey=1, step=2), msetex,
+        "Atomically sets multiple string keys with a shared expiration in a single operation.",
+        group="string", since="8.4.0",
+        complexity="O(N) where N is the number of keys to set.",
+        syntax="numkeys key value [key value ...] [NX | XX] [EX seconds | PX milliseconds | "
+        "EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]"),
+    cmd("digest",        2,  READONLY | FAST,         A.STRING, key_at(1, RO | ACCESS),  digest_,
+        "Returns the XXH3 hash of a string value as 16 hexadecimal digits.",
+        group="string", since="8.4.0",
+        complexity="O(N) where N is the length of the string value.", syntax="key"),
+    cmd("delex",        -2,  WRITE | FAST,            A.STRING,
+        key_at(1, RW | DELETE | K.VARIABLE_FLAGS), delex,
+        "Deletes a key, optionally only if its string value or digest matches a condition.",
+        group="string", since="8.4.0",
+        complexity="O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the "
+        "string value.",
+        syntax="key [IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | "
+        "IFDNE ifdne-digest]"),
     cmd("mset",         -3,  WRITE | DENYOOM,         A.STRING, key_at(1, OW | UPDATE, last=-1, step=2), mset,
         "Sets the string values of one or more keys, creating them as needed.",
         group="string", since="1.0.1",

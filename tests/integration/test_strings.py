@@ -283,3 +283,31 @@ def test_propagation_is_deterministic(make_server) -> None:  # type: ignore[no-u
         [b"MULTI"], [b"INCRBY", b"n", b"1"], [b"INCRBY", b"n", b"1"], [b"EXEC"],
     ]
     assert log.logged == expected
+
+
+def test_redis_8_4_string_commands_propagate_their_effect(make_server) -> None:  # type: ignore[no-untyped-def]
+    """SET ... IFEQ is logged as the plain SET it became, DELEX ... IFEQ as DEL, MSETEX ... EX
+    with its PXAT deadline; conditions that do not hold log nothing."""
+    clock = FakeClock(NOW)
+    server: ThreadedServer = make_server(clock=clock)
+    log = RecordingAof()
+    server.call(lambda: setattr(server.server, "aof", log))
+    r = server.client()
+    r.set("k", "v")
+    assert r.execute_command("SET", "k", "w", "IFEQ", "v") is True
+    assert r.execute_command("SET", "k", "x", "IFEQ", "v") is None  # no longer v
+    digest = r.execute_command("DIGEST", "k")
+    assert r.execute_command("DELEX", "k", "IFDNE", digest) == 0
+    assert r.execute_command("DELEX", "k", "IFDEQ", digest.upper()) == 1  # case-insensitive
+    assert r.execute_command("MSETEX", 2, "a", 1, "b", 2, "EX", 10) == 1
+    assert r.execute_command("MSETEX", 1, "a", 3, "NX") == 0
+    assert r.execute_command("MSETEX", 1, "a", 3, "XX", "KEEPTTL") == 1
+    assert r.pttl("a") == 10_000
+    server.call(lambda: setattr(server.server, "aof", None))
+    assert log.logged == [
+        [b"SET", b"k", b"v"],
+        [b"SET", b"k", b"w"],
+        [b"DEL", b"k"],
+        [b"MSETEX", b"2", b"a", b"1", b"b", b"2", b"PXAT", b"%d" % (NOW + 10_000)],
+        [b"MSETEX", b"1", b"a", b"3", b"XX", b"KEEPTTL"],
+    ]
