@@ -59,8 +59,9 @@ class IdmpState:
         self.iids_added = 0
         self.iids_duplicates = 0
 
-    def configure(self, duration: int | None = None, maxsize: int | None = None) -> None:
+    def configure(self, duration: int | None = None, maxsize: int | None = None) -> bool:
         """XCFGSET: set IDMP-DURATION / IDMP-MAXSIZE; a changed value clears every history.
+        True if anything changed.
 
         The docs say both that XCFGSET clears the maps and that it does so when
         the values differ from the current ones; we follow the latter.
@@ -73,9 +74,11 @@ class IdmpState:
             self.duration if duration is None else duration,
             self.maxsize if maxsize is None else maxsize,
         )
-        if new != (self.duration, self.maxsize):
-            self.producers.clear()
+        if new == (self.duration, self.maxsize):
+            return False
+        self.producers.clear()
         self.duration, self.maxsize = new
+        return True
 
     @staticmethod
     def auto_iid(fields: Sequence[bytes]) -> bytes:

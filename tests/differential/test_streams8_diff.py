@@ -238,6 +238,46 @@ def test_blocked_claim_reader_is_woken_by_idle_time(
     assert replies[0] == [(b"s", [[b"1-0", [b"f", b"v"], "idle", 1]])]
 
 
+_WATCH_SETUP = ["XADD s 1-0 f v", "XADD s 2-0 f v", "XADD s 3-0 f v", "XGROUP CREATE s g 0",
+                "XREADGROUP GROUP g c COUNT 2 STREAMS s >"]
+# Which stream commands make a WATCHed stream abort EXEC. Redis 8 touches WATCH only for
+# writes to the entries (keyModified(..., 1)); group bookkeeping, XSETID, XCFGSET and
+# XIDMPRECORD are propagated without it (7.0 touched it for XSETID).
+_WATCH_CASES = [
+    "XADD s 9-0 f v", "XADD s IDMP p i * f v", "XDEL s 1-0", "XDEL s 7-0", "XTRIM s MAXLEN 1",
+    "XTRIM s MAXLEN 10", "XSETID s 5-0", "XSETID s 5-0 ENTRIESADDED 9",
+    "XGROUP CREATE s g2 0", "XGROUP SETID s g 0", "XGROUP DESTROY s g",
+    "XGROUP CREATECONSUMER s g zz", "XGROUP DELCONSUMER s g c",
+    "XREADGROUP GROUP g c STREAMS s >", "XREADGROUP GROUP g new STREAMS s >", "XACK s g 1-0",
+    "XCLAIM s g d 0 1-0", "XAUTOCLAIM s g d 0 0", "XACKDEL s g IDS 1 1-0",
+    "XACKDEL s g IDS 1 3-0", "XDELEX s IDS 1 3-0", "XDELEX s IDS 1 9-0",
+    "XCFGSET s IDMP-DURATION 50", "XCFGSET s IDMP-DURATION 100", "XIDMPRECORD s p i2 1-0",
+    "XREADGROUP GROUP g c CLAIM 0 STREAMS s >", "XREADGROUP GROUP g c NOACK STREAMS s >",
+]
+
+
+@pytest.mark.parametrize("command", _WATCH_CASES)
+def test_which_writes_abort_a_watching_transaction(
+        sluice: ThreadedServer, reference: ProcessServer, command: str) -> None:
+    outcomes = []
+    for port in (sluice.port, reference.port):
+        watcher, writer = RawClient(port), RawClient(port)
+        try:
+            watcher.call("FLUSHALL")
+            for step in _WATCH_SETUP:
+                watcher.call(*_words(step))
+            watcher.call("WATCH", "s")
+            writer.call(*_words(command))
+            watcher.call("MULTI")
+            watcher.call("PING")
+            outcomes.append(watcher.call("EXEC"))
+        finally:
+            watcher.call("FLUSHALL")
+            watcher.close()
+            writer.close()
+    assert outcomes[0] == outcomes[1]
+
+
 def test_masks_hide_times_only() -> None:
     """The masks keep everything but times: a different delivery count or ID still shows."""
     a = [[b"s", [[b"1-0", [b"f", b"v"], 5, 2]]]]
