@@ -83,7 +83,12 @@ def placement(pin: bool) -> tuple[int | None, set[int] | None]:
 def start_server(kind: str, server_cpu: int | None = None) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     if kind == "redis":
-        exe = shutil.which("redis-server")
+        # The reference redis-server of the tests (8.6, built by make test), else PATH's.
+        sys.path.insert(0, str(ROOT))
+        from tests.build_reference_redis import newest_cached
+
+        built = newest_cached()
+        exe = str(built) if built else shutil.which("redis-server")
         if not exe:
             raise SystemExit("redis-server not found")
         cmd = [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
