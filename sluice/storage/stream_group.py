@@ -19,8 +19,9 @@ Invariants:
 - PELs are ``SortedDict``s keyed by ID: lookups O(log P), range scans
   proportional to what they visit.
 - ``_by_time`` (built the first time XREADGROUP CLAIM is used on the group,
-  then kept in step) holds ``(delivery_time + 2**63) << 128 | id`` for every
-  pending entry, so the most idle entries come first.
+  then kept in step) holds ``((delivery_time + 2**63) << 64 | tick) << 128 | id``
+  for every pending entry, so the most idle entries come first, and of those with the same
+  time the one timed first (Redis's time-ordered PEL list).
 - ``entries_read`` is -1 when unknown (Redis's SCG_INVALID_ENTRIES_READ) and
   follows Redis 7.2+ (7.0 differs for XGROUP CREATE/SETID ... ENTRIESREAD).
 
@@ -29,7 +30,7 @@ Imports nothing outside ``sluice.storage`` (and sortedcontainers).
 
 from __future__ import annotations
 
-from itertools import islice
+from itertools import count, islice
 from typing import TYPE_CHECKING
 
 from sortedcontainers import SortedDict, SortedList
@@ -45,6 +46,9 @@ if TYPE_CHECKING:
 __all__ = ["ConsumerGroup", "Consumer", "PendingEntry", "PendingInfo", "ClaimedEntry"]
 
 _TIME_BIAS = 1 << 63
+# Orders pending entries delivered in the same millisecond as Redis's time-ordered PEL list
+# does: a newly (re)timed entry goes after those already there with the same time.
+_TICKS = count()
 
 PendingInfo = tuple[int, bytes, int, int]
 """An XPENDING row: ``(id, consumer name, idle ms, delivery count)``."""
@@ -56,16 +60,18 @@ ClaimedEntry = tuple[int, list[bytes], int, int]
 class PendingEntry:
     """A delivered, not yet acknowledged entry (Redis's ``streamNACK``)."""
 
-    __slots__ = ("delivery_time", "delivery_count", "consumer")
+    __slots__ = ("delivery_time", "delivery_count", "consumer", "tick")
 
     delivery_time: int  # Last time (ms) this entry was delivered.
     delivery_count: int  # Number of times it was delivered.
     consumer: Consumer | None  # Consumer it was last delivered to (None only mid-FORCE).
+    tick: int  # When delivery_time was last set, among all entries: breaks ties in time.
 
     def __init__(self, consumer: Consumer | None, now: int) -> None:
         self.delivery_time = now
         self.delivery_count = 1
         self.consumer = consumer
+        self.tick = next(_TICKS)
 
 
 class Consumer:
@@ -110,7 +116,7 @@ class ConsumerGroup:
     # ------------------------------------------------------------ PEL plumbing
 
     def _time_key(self, sid: int, pe: PendingEntry) -> int:
-        return ((pe.delivery_time + _TIME_BIAS) << 128) | sid
+        return ((((pe.delivery_time + _TIME_BIAS) << 64) | pe.tick) << 128) | sid
 
     def _pel_add(self, sid: int, pe: PendingEntry) -> None:
         self.pel[sid] = pe
@@ -118,12 +124,16 @@ class ConsumerGroup:
             self._by_time.add(self._time_key(sid, pe))
 
     def _set_time(self, sid: int, pe: PendingEntry, t: int) -> None:
-        if self._by_time is not None and pe.delivery_time != t:
+        """A new delivery time: the entry goes after every entry with the same time, even if
+        its own time does not change (Redis's pelListUpdate)."""
+        if self._by_time is not None:
             self._by_time.remove(self._time_key(sid, pe))
             pe.delivery_time = t
+            pe.tick = next(_TICKS)
             self._by_time.add(self._time_key(sid, pe))
         else:
             pe.delivery_time = t
+            pe.tick = next(_TICKS)
 
     def drop_pending(self, sid: int) -> PendingEntry:
         """Remove ``sid`` from the group PEL and its owner's PEL (XACK's core)."""
@@ -288,7 +298,7 @@ class ConsumerGroup:
         consumer.seen_time = now
         if self._by_time is None:
             self._by_time = SortedList(self._time_key(sid, pe) for sid, pe in self.pel.items())
-        limit_key = ((now - min_idle + _TIME_BIAS + 1) << 128) if min_idle > 0 else None
+        limit_key = ((now - min_idle + _TIME_BIAS + 1) << 192) if min_idle > 0 else None
         out: list[ClaimedEntry] = []
         s = self.stream
         mask = MAX_ID

@@ -265,3 +265,16 @@ def test_entries_read_follows_redis_7_2() -> None:
     assert g2.entries_read == -1 and s.group_lag(g2) is None
     g2.deliver_new(c, 0, 0, True)
     assert (g2.entries_read, s.group_lag(g2)) == (10, 0)
+
+
+def test_entries_timed_in_the_same_millisecond_keep_the_order_they_were_timed() -> None:
+    """Redis keeps the PEL in a list by delivery time; an entry given a new time (even the
+    same millisecond) goes after the others with that time. CLAIM takes them in that order."""
+    s = filled(3)
+    g = s.create_group(b"g", 0)
+    c, _ = g.get_or_create_consumer(b"c", 0)
+    b, _ = g.get_or_create_consumer(b"b", 0)
+    g.deliver_new(c, 3, 100, False)  # 1-0, 2-0, 3-0 at 100, in that order
+    assert [e[0] for e in g.claim_idle(b, 0, 1, 100)] == [i(1)]  # re-timed at 100: now last
+    assert [e[0] for e in g.claim_idle(b, 0, 0, 100)] == [i(2), i(3), i(1)]
+    assert g.oldest_delivery() == 100
