@@ -394,25 +394,27 @@ class Stream:
         self._delete_at(k, i)
         return True
 
-    def _after_deletes(self, deleted_first: bool) -> None:
+    def _delete_entry(self, sid: int) -> bool:
+        """Delete one entry by ID, as XDEL, XDELEX and XACKDEL do: it becomes the max deleted
+        ID if it is above it. Call :meth:`_after_deletes` once the batch is done."""
+        if not self._delete_one(sid):
+            return False
+        if sid > self.max_deleted_entry_id:
+            self.max_deleted_entry_id = sid
+        return True
+
+    def _after_deletes(self) -> None:
+        """The first ID again, if the batch deleted the first entry (once, as Redis)."""
         if self.length == 0:
             self.first_id = 0
-        elif deleted_first:
+        elif not self.exists(self.first_id):
             self.first_id = self._first_live_id()
 
     def delete(self, ids: Sequence[int]) -> int:
         """XDEL: delete the given IDs; returns how many existed."""
-        deleted = 0
-        first_gone = False
-        for sid in ids:
-            if self._delete_one(sid):
-                if sid == self.first_id:
-                    first_gone = True
-                if sid > self.max_deleted_entry_id:
-                    self.max_deleted_entry_id = sid
-                deleted += 1
+        deleted = sum(1 for sid in ids if self._delete_entry(sid))
         if deleted:
-            self._after_deletes(first_gone)
+            self._after_deletes()
         return deleted
 
     # ------------------------------------------------------ group references
@@ -434,8 +436,6 @@ class Stream:
     def delete_ex(self, ids: Sequence[int], policy: RefPolicy = KEEPREF) -> list[int]:
         """XDELEX: delete IDs under a reference policy; one XDelExResult code per ID."""
         res: list[int] = []
-        deleted = 0
-        first_gone = False
         for sid in ids:
             if policy == ACKED and self.is_referenced(sid):
                 # Whether or not the stream has it (Redis 8.6.3: an ID no group has read yet
@@ -444,17 +444,10 @@ class Stream:
                 continue
             if policy == DELREF:
                 self.delete_refs(sid)  # also drops dangling references to missing IDs
-            if self._delete_one(sid):
-                if sid == self.first_id:
-                    first_gone = True
-                if sid > self.max_deleted_entry_id:
-                    self.max_deleted_entry_id = sid
-                deleted += 1
-                res.append(XDelExResult.DELETED)
-            else:
-                res.append(XDelExResult.NOT_FOUND)
-        if deleted:
-            self._after_deletes(first_gone)
+            gone = self._delete_entry(sid)
+            res.append(XDelExResult.DELETED if gone else XDelExResult.NOT_FOUND)
+        if XDelExResult.DELETED in res:
+            self._after_deletes()
         return res
 
     def ack_delete(
@@ -467,8 +460,7 @@ class Stream:
         lost it) unless ACKED finds another group still needing it (REFERENCED).
         """
         res: list[int] = []
-        deleted = 0
-        first_gone = False
+        deleted = False
         for sid in ids:
             if sid not in group.pel:
                 res.append(XDelExResult.NOT_FOUND)
@@ -479,15 +471,10 @@ class Stream:
                 continue
             if policy == DELREF:
                 self.delete_refs(sid)
-            if self._delete_one(sid):
-                if sid == self.first_id:
-                    first_gone = True
-                if sid > self.max_deleted_entry_id:
-                    self.max_deleted_entry_id = sid
-                deleted += 1
+            deleted = self._delete_entry(sid) or deleted
             res.append(XDelExResult.DELETED)
         if deleted:
-            self._after_deletes(first_gone)
+            self._after_deletes()
         return res
 
     # --------------------------------------------------------------- trimming

@@ -16,7 +16,7 @@ times of CLAIM entries and of XINFO CONSUMERS, and XINFO STREAM FULL's times.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import hiredis
@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support import ProcessServer, RawClient, ThreadedServer, require_redis_server
+from tests.support import ProcessServer, RawClient, ThreadedServer
 
 pytestmark = pytest.mark.differential
 
@@ -291,21 +291,6 @@ def test_masks_hide_times_only() -> None:
 # -- random sequences with groups and the 8.x deletions ----------------------------------------
 
 
-@pytest.fixture(scope="module")
-def small_nodes8() -> Iterator[tuple[RawClient, RawClient]]:
-    """Both servers with 4-entry / 200-byte macro nodes: trims and deletions cross nodes."""
-    require_redis_server()
-    ours = ThreadedServer(["stream-node-max-entries 4", "stream-node-max-bytes 200"]).start()
-    theirs = ProcessServer("redis", ["--stream-node-max-entries", "4",
-                                     "--stream-node-max-bytes", "200"]).start()
-    a, b = RawClient(ours.port), RawClient(theirs.port)
-    yield a, b
-    a.close()
-    b.close()
-    ours.stop()
-    theirs.stop()
-
-
 def group_commands(seed: int, n: int = 70) -> list[list[str]]:
     """Writes, group reads and acknowledgements mixed with XDELEX / XACKDEL / trims under the
     three reference policies, on one stream with two groups. No CLAIM and no blocking: their
@@ -364,8 +349,8 @@ def group_commands(seed: int, n: int = 70) -> list[list[str]]:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(min_value=0, max_value=2**32))
-def test_random_group_sequences(small_nodes8: tuple[RawClient, RawClient], seed: int) -> None:
-    ours, theirs = small_nodes8
+def test_random_group_sequences(small_nodes: tuple[RawClient, RawClient], seed: int) -> None:
+    ours, theirs = small_nodes
     ours.call("FLUSHALL")
     theirs.call("FLUSHALL")
     for command in group_commands(seed):

@@ -10,7 +10,6 @@ are compared in test_streams8_diff.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import hiredis
@@ -18,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support import ProcessServer, RawClient, ThreadedServer, require_redis_server
+from tests.support import RawClient
 
 pytestmark = pytest.mark.differential
 
@@ -153,21 +152,6 @@ def stream_info(client: RawClient, key: str, *extra: str) -> Any:
 
 
 # -- random sequences on small macro nodes -------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def small_nodes() -> Iterator[tuple[RawClient, RawClient]]:
-    """Both servers with 4-entry / 200-byte macro nodes: node boundaries matter everywhere."""
-    require_redis_server()
-    ours = ThreadedServer(["stream-node-max-entries 4", "stream-node-max-bytes 200"]).start()
-    theirs = ProcessServer("redis", ["--stream-node-max-entries", "4",
-                                     "--stream-node-max-bytes", "200"]).start()
-    a, b = RawClient(ours.port), RawClient(theirs.port)
-    yield a, b
-    a.close()
-    b.close()
-    ours.stop()
-    theirs.stop()
 
 
 def random_commands(seed: int, n: int = 60) -> list[list[str]]:
