@@ -137,14 +137,13 @@ def write_file(path: str, chunks: Iterable[bytes]) -> None:
 
 
 def rdb_chunks(server: Server, aof_base: bool = False) -> Iterator[bytes]:
-    """The keyspace as RDB bytes, with the server's rdbcompression / rdbchecksum / list
-    node settings."""
+    """The keyspace as RDB bytes, with the server's rdbcompression / rdbchecksum settings
+    (lists are written with the nodes they have)."""
     from sluice.storage import rdb
 
     cfg = server.config
     return rdb.dump_keyspace(server.keyspace, compress=cfg.rdbcompression,
-                             checksum=cfg.rdbchecksum, aof_base=aof_base,
-                             list_max_listpack_size=cfg.list_max_listpack_size)
+                             checksum=cfg.rdbchecksum, aof_base=aof_base)
 
 
 def write_aof_base(server: Server, path: str, use_rdb: bool) -> None:

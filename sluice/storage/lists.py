@@ -224,14 +224,6 @@ class ListValue:
             self.items.extend(values)
         return len(self.items)
 
-    def push_head(self, values: Sequence[bytes], fill: int = DEFAULT_FILL) -> int:
-        """LPUSH: each value in turn becomes the head (so the last one ends up first)."""
-        return self.push(values, True, fill)
-
-    def push_tail(self, values: Sequence[bytes], fill: int = DEFAULT_FILL) -> int:
-        """RPUSH: append the values in order; returns the new length."""
-        return self.push(values, False, fill)
-
     def pop_one(self, head: bool) -> bytes:
         """Remove and return the head or tail element (the list must not be empty)."""
         value = self.items.popleft() if head else self.items.pop()

@@ -80,17 +80,6 @@ def fill_limits(fill: int) -> tuple[int, int]:
     return limits
 
 
-def exceeds_limit(fill: int, new_sz: int, new_count: int) -> bool:
-    """Would a node of ``new_sz`` bytes and ``new_count`` elements be over the limit?"""
-    max_sz, max_count = fill_limits(fill)
-    return new_sz > max_sz or new_count > max_count
-
-
-def is_large_element(sz: int, fill: int) -> bool:
-    """Does an element of ``sz`` bytes get a plain node of its own?"""
-    return sz > fill_limits(fill)[0]
-
-
 class Node:
     """One quicklist node, without its elements."""
 

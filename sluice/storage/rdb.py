@@ -91,11 +91,10 @@ LOADERS: dict[int, Loader] = {}  # rdb type -> fn(reader, rdb type) -> value
 
 
 class SaveOptions:
-    __slots__ = ("compress", "list_max_listpack_size")
+    __slots__ = ("compress",)
 
-    def __init__(self, compress: bool = True, list_max_listpack_size: int = -2) -> None:
+    def __init__(self, compress: bool = True) -> None:
         self.compress = compress
-        self.list_max_listpack_size = list_max_listpack_size
 
 
 def _save_string(value: bytes, opts: SaveOptions) -> tuple[int, bytes]:
@@ -224,10 +223,10 @@ def _aux(key: bytes, value: bytes) -> bytes:
 
 
 def dump_keyspace(keyspace: Keyspace, compress: bool = True, checksum: bool = True,
-                  aof_base: bool = False, list_max_listpack_size: int = -2,
+                  aof_base: bool = False,
                   redis_ver: bytes = RDB_REDIS_VER) -> Iterator[bytes]:
     """The RDB bytes of ``keyspace`` in chunks (expired keys are skipped)."""
-    opts = SaveOptions(compress, list_max_listpack_size)
+    opts = SaveOptions(compress)
     crc = 0
     buf = bytearray(b"REDIS%04d" % RDB_VERSION)
     buf += _aux(b"redis-ver", redis_ver)

@@ -312,10 +312,6 @@ def _lp_entry(item: bytes | int) -> bytes:
     return enc + _backlen(len(enc))
 
 
-def lp_entry_size(item: bytes | int) -> int:
-    return len(_lp_entry(item))
-
-
 def lp_encode(items: Iterable[bytes | int]) -> bytes:
     body = bytearray()
     count = 0

@@ -56,7 +56,7 @@ def test_slots_no_instance_dict() -> None:
 def test_copy_is_independent_list_value() -> None:
     a = ListValue([b"x", b"y"])
     b = a.copy()
-    b.push_tail([b"z"])
+    b.push([b"z"], False, -2)
     assert type(b) is ListValue
     assert list(a) == [b"x", b"y"] and list(b) == [b"x", b"y", b"z"]
 
@@ -76,8 +76,8 @@ def test_small_lists_are_listpacks_big_ones_quicklists() -> None:
 
 def test_push_head_reverses_like_lpush() -> None:
     lst = ListValue()
-    assert lst.push_head([b"a", b"b", b"c"]) == 3
-    assert lst.push_tail([b"d"]) == 4
+    assert lst.push([b"a", b"b", b"c"], True, -2) == 3
+    assert lst.push([b"d"], False, -2) == 4
     assert list(lst) == [b"c", b"b", b"a", b"d"]
 
 

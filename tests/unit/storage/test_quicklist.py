@@ -15,9 +15,7 @@ from hypothesis import strategies as st
 from sluice.storage.lists import ListValue
 from sluice.storage.quicklist import (
     clamp_fill,
-    exceeds_limit,
     fill_limits,
-    is_large_element,
     node_limit,
 )
 from sluice.storage.rdb_codec import lp_encode
@@ -34,8 +32,10 @@ from sluice.storage.rdb_codec import lp_encode
     (0, 10, 1, False), (0, 10, 2, True),  # 0 counts as 1
     (100000, 8192, 100000, False), (100000, 8193, 2, True),
 ])
-def test_exceeds_limit(fill: int, size: int, count: int, over: bool) -> None:
-    assert exceeds_limit(fill, size, count) is over
+def test_node_limits(fill: int, size: int, count: int, over: bool) -> None:
+    """A node of ``size`` bytes and ``count`` elements is over the limit of ``fill``."""
+    max_sz, max_count = fill_limits(fill)
+    assert (size > max_sz or count > max_count) is over
 
 
 @pytest.mark.parametrize("fill,size,large", [
@@ -43,7 +43,12 @@ def test_exceeds_limit(fill: int, size: int, count: int, over: bool) -> None:
     (3, 8192, False), (3, 8193, True), (0, 8193, True),
 ])
 def test_large_elements(fill: int, size: int, large: bool) -> None:
-    assert is_large_element(size, fill) is large
+    """An element over the byte limit gets a plain node of its own, in the list itself."""
+    lst = ListValue()
+    lst.push([b"a", b"x" * size], False, fill)
+    assert lst.ql is not None or not large
+    if lst.ql is not None:
+        assert lst.ql.nodes[-1].plain is large
 
 
 def test_node_limit_and_clamp() -> None:
@@ -168,7 +173,7 @@ def check_invariants(lst: ListValue) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 7), st.lists(_elements, min_size=1, max_size=6),
+@given(st.lists(st.tuples(st.integers(0, 8), st.lists(_elements, min_size=1, max_size=6),
                           st.integers(-8, 8)), max_size=30),
        st.sampled_from([-2, -1, 1, 3, 0]))
 def test_sizes_stay_exact_through_every_operation(ops: list[tuple[int, list[bytes], int]],
@@ -193,6 +198,8 @@ def test_sizes_stay_exact_through_every_operation(ops: list[tuple[int, list[byte
             lst.trim(n, -1 - abs(n) // 2)
         elif op == 7:
             lst = lst.copy()
+        elif op == 8 and len(lst):
+            lst.pop_one(n > 0)  # LPOP / RPOP of one: its own fast path
         check_invariants(lst)
         if len(lst):
             lst.after_removal(fill)
