@@ -341,5 +341,8 @@ class RecordingAof:
     def cron(self) -> None:
         pass
 
+    def reset_stats(self) -> None:
+        pass
+
     def shutdown(self) -> None:
         pass

@@ -123,12 +123,10 @@ def reset_stats(server: Any) -> None:
     server.error_stats.clear()
     server.commands_base = -sum(c.commands_processed for c in server.clients.values())
     # The persistence section's counters Redis resets as well.
-    persistence = getattr(server, "persistence", None)
-    if persistence is not None:
-        persistence.rdb_saves = persistence.rdb_failures = persistence.offline_rewrites = 0
-    aof = getattr(server, "aof", None)
-    if aof is not None and hasattr(aof, "rewrite_failures"):
-        aof.rewrites = aof.rewrite_failures = aof.delayed_fsync = 0
+    if server.persistence is not None:
+        server.persistence.reset_stats()
+    if server.aof is not None:
+        server.aof.reset_stats()
     for c in server.table.values():
         for row in (c, *c.subcommands.values()):
             row.calls = row.usec = row.rejected_calls = row.failed_calls = 0

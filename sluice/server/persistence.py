@@ -510,6 +510,11 @@ class AppendOnlyFile:
                 os.unlink(self.child_temp)
             self.child_pid = 0
 
+    def reset_stats(self) -> None:
+        """CONFIG RESETSTAT: the counters Redis zeroes (aof_rewrites and its failures,
+        aof_delayed_fsync)."""
+        self.rewrites = self.rewrite_failures = self.delayed_fsync = 0
+
     def info_fields(self) -> dict[str, Any]:
         return {
             "aof_enabled": 1,

@@ -404,6 +404,10 @@ class Persistence:
         aof = self.server.aof
         self.server.disk_error = aof.disk_error() if aof is not None else None
 
+    def reset_stats(self) -> None:
+        """CONFIG RESETSTAT: the snapshot counters Redis zeroes."""
+        self.rdb_saves = self.rdb_failures = self.offline_rewrites = 0
+
     def info_fields(self) -> dict[str, Any]:
         s = self.server
         fields: dict[str, Any] = {
