@@ -14,7 +14,8 @@ Invariants, as in Redis (``t_stream.c``: ``xgroupCommand``, ``xackCommand``, ``x
   the dirty counter but are *not* key modifications: Redis never calls ``signalModifiedKey``
   for them, so WATCH is not invalidated and blocked clients are not woken (checked against
   redis-server 7.0.15; the current source still does this on purpose). ``group_dirty`` does
-  that bookkeeping; ``ctx.modified`` is used only where Redis modifies the key itself
+  that bookkeeping, also for XSETID, XCFGSET and XIDMPRECORD (``keyModified(..., 0)`` in
+  8.6); ``ctx.modified`` is used only where Redis modifies the key itself
   (XGROUP CREATE ... MKSTREAM creating the stream, XACKDEL deleting entries).
 - XGROUP DESTROY signals the key as ready, so XREADGROUP clients blocked on the group re-run
   their command and get the NOGROUP error (Redis 7.2+; 7.0 sent another wording).
@@ -87,7 +88,8 @@ def _c_str(name: bytes) -> bytes:
 
 
 def group_dirty(ctx: Any, changes: int = 1) -> None:
-    """Count consumer-group changes as Redis's ``server.dirty++`` does (see the docstring)."""
+    """Count writes that Redis propagates (``server.dirty++``) without touching WATCH or
+    waking readers: consumer-group changes, XSETID, XCFGSET, XIDMPRECORD (see the docstring)."""
     if changes:
         ctx.server.dirty += changes
 

@@ -72,6 +72,7 @@ from .stream_common import (
     range_reply,
     trim_and_rewrite,
 )
+from .stream_groups import group_dirty
 
 _XADD_ARITY = wrong_arity("xadd")
 
@@ -134,7 +135,7 @@ def _xadd_with_options(ctx: Any, argv: list[bytes]) -> Any:
     now = ctx.now_ms()
     idmp = None
     if t.idmp_pid is not None:
-        iid = t.idmp_iid if t.idmp_iid is not None else _auto_iid(fields)
+        iid = t.idmp_iid if t.idmp_iid is not None else IdmpState.auto_iid(fields)
         if not new:
             seen = stream.idmp.find(t.idmp_pid, iid, now)
             if seen is not None:
@@ -157,11 +158,6 @@ def _xadd_with_options(ctx: Any, argv: list[bytes]) -> Any:
     ctx.modified(key)
     ctx.rewrite_argv(logged)
     return reply
-
-
-def _auto_iid(fields: list[bytes]) -> bytes:
-    """IDMPAUTO's iid: Redis's order-independent hash of the field/value pairs."""
-    return IdmpState.auto_iid(fields)
 
 
 # -- XRANGE / XREVRANGE / XLEN -------------------------------------------------------------
@@ -283,15 +279,8 @@ def xsetid(ctx: Any, args: Args) -> Any:
     if stream is None:
         raise CommandError(E.NO_SUCH_KEY)
     stream.set_id(last_id, entries_added, max_deleted)
-    _quiet_write(ctx)
+    group_dirty(ctx)  # propagated, but no WATCH touch nor wake-up
     return OK
-
-
-def _quiet_write(ctx: Any) -> None:
-    """A write that Redis 8.6 propagates (``server.dirty++``) without touching WATCH or
-    waking blocked readers (``keyModified(..., 0)``): XSETID, XCFGSET, XIDMPRECORD. Checked
-    against redis-server 8.6.3 by test_streams8_diff's WATCH table."""
-    ctx.server.dirty += 1
 
 
 def xcfgset(ctx: Any, args: Args) -> Any:
@@ -324,7 +313,7 @@ def xcfgset(ctx: Any, args: Args) -> Any:
     if duration is None and maxsize is None:
         raise CommandError(E.XCFGSET_NO_PARAMETER)
     if stream.idmp.configure(duration, maxsize):  # a change clears every producer's history
-        _quiet_write(ctx)
+        group_dirty(ctx)  # propagated, but no WATCH touch nor wake-up
     return OK
 
 
@@ -345,14 +334,13 @@ def xidmprecord(ctx: Any, args: Args) -> Any:
         raise CommandError(E.NO_SUCH_KEY)
     if not stream.exists(sid):
         raise CommandError(E.XIDMPRECORD_NO_ENTRY)
-    known = stream.idmp.producers.get(pid)
-    seen = None if known is None else known.get(iid)
-    if seen is not None:  # looked up without expiring, as Redis's idmpLookup
-        if seen[0] != sid:
+    seen = stream.idmp.recorded(pid, iid)
+    if seen is not None:
+        if seen != sid:
             raise CommandError(E.XIDMPRECORD_OTHER_ENTRY)
         return OK
     stream.idmp.record(pid, iid, sid, ctx.now_ms())
-    _quiet_write(ctx)
+    group_dirty(ctx)  # propagated, but no WATCH touch nor wake-up
     return OK
 
 

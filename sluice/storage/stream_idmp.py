@@ -116,6 +116,13 @@ class IdmpState:
         self.iids_duplicates += 1
         return rec[0]
 
+    def recorded(self, pid: bytes, iid: bytes) -> int | None:
+        """The entry ID recorded for (pid, iid), looked up without expiring or counting a
+        duplicate (Redis's ``idmpLookup``, XIDMPRECORD's check)."""
+        hist = self.producers.get(pid)
+        rec = None if hist is None else hist.get(iid)
+        return None if rec is None else rec[0]
+
     def record(self, pid: bytes, iid: bytes, sid: int, now_ms: int) -> None:
         """Remember that (pid, iid) produced entry ``sid`` (called by Stream.append)."""
         hist = self._expire(pid, now_ms)
