@@ -18,11 +18,8 @@
   waits for (``btype``: a list for BLPOP, a stream for XREAD), or if it asked to hear about a
   deleted key (XREADGROUP). Others keep their place: DEL, FLUSHALL or SET on a key a BLPOP
   waits on leave it blocked, first in line. A client that blocks again goes to the back of the
-  queue and keeps its deadline. Readers of one consumer group share one ``ready_check``
-  answer, and when every waiter left on the key shares a "nothing new", the pass ends there:
-  a write that a group's first reader takes costs the same with 10 or 1,000 readers of the
-  group blocked. Writes made by re-run commands (BLMOVE) signal more keys; the loop runs
-  until no key is ready. Woken clients' pipelined input is resumed later, by
+  queue and keeps its deadline. Writes made by re-run commands (BLMOVE) signal more keys; the
+  loop runs until no key is ready. Woken clients' pipelined input is resumed later, by
   ``Server.process_unblocked_clients`` (Redis's ``processUnblockedClients`` in beforeSleep).
 * ``unblock_client``: timeout, CLIENT UNBLOCK, disconnect.
 * ``wake_when_claimable``: a blocked XREADGROUP ... CLAIM reader's key is also signalled
@@ -87,7 +84,7 @@ class BlockState:
 
 class BlockingManager:
     __slots__ = ("server", "blocking_keys", "ready_keys", "_ready_set", "blocked_count",
-                 "_sharing", "_deadlines", "_queued", "_timed", "_seq", "_timer", "_timer_at",
+                 "_deadlines", "_queued", "_timed", "_seq", "_timer", "_timer_at",
                  "_claim_wakes", "_claim_timer", "_claim_at")
 
     def __init__(self, server: Server) -> None:
@@ -96,10 +93,6 @@ class BlockingManager:
         self.ready_keys: list[tuple[Database, bytes]] = []  # keys written since the last pass
         self._ready_set: set[BKey] = set()
         self.blocked_count = 0  # INFO clients: blocked_clients
-        # (key, ready_key) -> how many of the key's waiters share that ready_check answer:
-        # when all of them do and it is "no", a write serves no one in O(1), however many
-        # readers of one group are blocked (see _serve_key).
-        self._sharing: dict[tuple[BKey, Any], int] = {}
         # (deadline ms, sequence, client): a heap of the clients blocked with a timeout. An
         # entry is live while the client is blocked with that deadline (a re-run that blocks
         # again keeps it); the sequence keeps equal deadlines in the order they blocked.
@@ -141,12 +134,8 @@ class BlockingManager:
         # A re-run client was detached from its queues by _rerun before the call.
         client.bstate = state
         self.blocked_count += 1
-        shared = ready_key is not None and state.ready_check is not None
         for key in distinct:
-            bkey = (db.id, key)
-            self.blocking_keys.setdefault(bkey, deque()).append(client)
-            if shared:
-                self._sharing[bkey, ready_key] = self._sharing.get((bkey, ready_key), 0) + 1
+            self.blocking_keys.setdefault((db.id, key), deque()).append(client)
         if deadline:
             self._timed += 1
             if self._queued.get(client) != deadline:  # not re-blocked with its entry in place
@@ -192,13 +181,9 @@ class BlockingManager:
         """
         key_type = db.type_of(key)  # again after each re-run, which may change it
         verdicts: dict[Any, bool] = {}  # ready_key -> ready_check's answer since the last re-run
-        sharing = self._sharing
-        bkey = (db.id, key)
-        # The clients waiting now; one that blocks again joins the back, for the next signal.
-        for client in list(queue):
-            state = client.bstate
-            if state is None:
-                continue  # unblocked meanwhile
+        for client, state in [(c, c.bstate) for c in queue]:
+            if state is None or client.bstate is not state:
+                continue  # served through another key, unblocked or gone meanwhile
             if state.unblock_on_nokey:
                 if key_type != state.key_types.get(key):
                     # Key deleted or retyped: re-run, so XREADGROUP answers its own NOGROUP
@@ -219,10 +204,6 @@ class BlockingManager:
                     if token is not None:
                         verdicts[token] = ready
                 if not ready:
-                    if token is not None and sharing.get((bkey, token)) == len(queue):
-                        # Every waiter left shares this "no" (readers of one group, all
-                        # blocked on a stream of the key's type): none would be re-run.
-                        return
                     continue  # nothing for it yet (XREADGROUP: another reader took the entry)
             self._rerun(client)
             key_type = db.type_of(key)
@@ -246,7 +227,6 @@ class BlockingManager:
         state = client.bstate
         if state is None:
             return
-        token = state.ready_key if state.ready_check is not None else None
         for key in state.keys:
             bkey = (state.db.id, key)
             queue = self.blocking_keys.get(bkey)
@@ -257,12 +237,6 @@ class BlockingManager:
                     pass
                 if not queue:
                     del self.blocking_keys[bkey]
-            if token is not None:
-                left = self._sharing[bkey, token] - 1
-                if left:
-                    self._sharing[bkey, token] = left
-                else:
-                    del self._sharing[bkey, token]
         self.blocked_count -= 1
         if state.deadline_ms:
             self._timed -= 1

@@ -492,59 +492,6 @@ def test_one_entry_serves_the_first_reader_of_each_group(h: Harness) -> None:
     assert [name for client, _, name in readers if h.replies(client)] == ["c1", "c3"]
 
 
-def _sharing_as_queued(h: Harness) -> dict[tuple[tuple[int, bytes], Any], int]:
-    """What ``_sharing`` must hold: per key, how many queued waiters share each ready_key."""
-    expected: dict[tuple[tuple[int, bytes], Any], int] = {}
-    for bkey, queue in h.manager.blocking_keys.items():
-        for client in queue:
-            state = client.bstate
-            if state is not None and state.ready_check is not None and state.ready_key:
-                expected[bkey, state.ready_key] = expected.get((bkey, state.ready_key), 0) + 1
-    return expected
-
-
-def test_group_readers_in_front_do_not_hide_other_waiters(h: Harness) -> None:
-    """A write that a group's first reader takes ends the pass over the group's other readers
-    at once, but only while they are all the key's queue holds: an XREAD, a CLAIM reader
-    and another group's reader behind them are still served, across timeouts, CLIENT
-    UNBLOCK, disconnects and re-blocks that change who is queued."""
-    writer, control = h.client(), h.client()
-    h.run(writer, "XGROUP", "CREATE", "s", "g1", "$", "MKSTREAM")
-    h.run(writer, "XGROUP", "CREATE", "s", "g2", "$")
-    g1 = [h.client() for _ in range(4)]
-    for i, client in enumerate(g1):
-        _readgroup(h, client, "g1", f"a{i}", block="0" if i else "50")
-    xread, claimer, g2 = h.client(), h.client(), h.client()
-    h.run(xread, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
-    h.run(claimer, "XREADGROUP", "GROUP", "g1", "k", "CLAIM", "100000", "BLOCK", "0",
-          "STREAMS", "s", ">")
-    _readgroup(h, g2, "g2", "b0")
-    assert h.manager._sharing == _sharing_as_queued(h) == {((0, b"s"), b"g1"): 4,
-                                                           ((0, b"s"), b"g2"): 1}
-    h.loop.advance(60)  # a0 times out
-    h.run(control, "CLIENT", "UNBLOCK", str(g1[1].id))
-    h.server.unlink_client(g1[2])
-    assert [h.replies(c) for c in g1[:2]] == [[None], [None]]
-    assert h.manager._sharing == _sharing_as_queued(h)
-    h.run(writer, "XADD", "s", "1-1", "f", "v")
-    entry = [[b"s", [[b"1-1", [b"f", b"v"]]]]]
-    # a3 takes it for g1; the XREAD and g2's reader get it too. The CLAIM reader found
-    # nothing to claim or read and blocked again.
-    assert [h.replies(c) for c in (g1[3], xread, g2, claimer)] == [[entry], [entry], [entry], []]
-    assert claimer.blocked and h.manager._sharing == _sharing_as_queued(h) == {}
-    # Everyone back in line behind the CLAIM reader, which reads new entries too: it takes
-    # this one for g1, the rest of g1 share one "nothing new".
-    for i, client in enumerate(g1):
-        if client is not g1[2]:
-            _readgroup(h, client, "g1", f"a{i}")
-    h.run(xread, "XREAD", "BLOCK", "0", "STREAMS", "s", "$")
-    _readgroup(h, g2, "g2", "b0")
-    h.run(writer, "XADD", "s", "1-2", "f", "v")
-    assert [bool(h.replies(c)) for c in (claimer, g1[0], g1[1], g1[3], xread, g2)] == [
-        True, False, False, False, True, True]
-    assert h.manager._sharing == _sharing_as_queued(h) == {((0, b"s"), b"g1"): 3}
-
-
 def test_a_repeated_readgroup_looks_its_group_up_again(h: Harness) -> None:
     """The connection reuses its last XREADGROUP parse for an equal request, but the key and
     group lookups are redone: a destroyed group is NOGROUP, a replaced key WRONGTYPE."""
