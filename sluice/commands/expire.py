@@ -78,7 +78,7 @@ def _expire(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
     else:
         db.set_expire(key, when)
         ctx.rewrite_argv([b"PEXPIREAT", key, b"%d" % when])
-    ctx.modified(key)
+    ctx.modified(key, ready=when <= now)  # only a deletion wakes blocked readers
     return 1
 
 
@@ -133,7 +133,7 @@ def persist(ctx: Any, args: Args) -> Any:
     db = ctx.db
     if db.get(key) is None or not db.persist(key):
         return 0
-    ctx.modified(key)
+    ctx.modified(key, ready=False)
     return 1
 
 

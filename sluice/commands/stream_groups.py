@@ -297,7 +297,7 @@ def xackdel(ctx: Any, args: Args) -> Any:
     length = len(stream)
     result = stream.ack_delete(group, ids, policy)
     if len(stream) != length or policy == DELREF:
-        ctx.modified(key)  # entries left the stream: a key modification, as XDEL
+        ctx.modified(key, ready=False)  # entries left the stream: a modification, as XDEL
     group_dirty(ctx, sum(1 for r in result if r != XDelExResult.NOT_FOUND))
     return result
 

@@ -218,7 +218,7 @@ def xdel(ctx: Any, args: Args) -> Any:
     ids = [parse_strict_id(a) for a in argv[2:]]  # all checked before anything is deleted
     deleted = stream.delete(ids)
     if deleted:
-        ctx.modified(key)
+        ctx.modified(key, ready=False)
     return deleted
 
 
@@ -233,7 +233,7 @@ def xdelex(ctx: Any, args: Args) -> Any:
     pending_before = sum(len(g.pel) for g in stream.groups.values())
     res = stream.delete_ex(ids, policy)  # type: ignore[arg-type]
     if 1 in res or sum(len(g.pel) for g in stream.groups.values()) != pending_before:
-        ctx.modified(key)
+        ctx.modified(key, ready=False)
     return res
 
 
@@ -247,7 +247,7 @@ def xtrim(ctx: Any, args: Args) -> Any:
     logged = argv[:]
     deleted = trim_and_rewrite(stream, t, logged)
     if deleted:
-        ctx.modified(key)
+        ctx.modified(key, ready=False)
         ctx.rewrite_argv(logged)
     return deleted
 

@@ -324,14 +324,15 @@ class Server:
 
     # -- keyspace events --------------------------------------------------------------------
 
-    def key_modified(self, db: Database, key: bytes) -> None:
-        """A write to ``key``: bump dirty, invalidate WATCH, wake blocked clients."""
+    def key_modified(self, db: Database, key: bytes, ready: bool = True) -> None:
+        """A write to ``key``: bump dirty, invalidate WATCH, wake blocked clients (unless
+        not ``ready``: see ``Client.modified``)."""
         self.dirty += 1
         if self.watched_keys:
             watchers = self.watched_keys.get((db.id, key))
             if watchers:
                 self.touch_watched_key(db, key, watchers)
-        if self.blocking.blocking_keys:
+        if ready and self.blocking.blocking_keys:
             self.blocking.signal_key_as_ready(db, key)
 
     def _on_expire(self, db: Database, key: bytes) -> None:

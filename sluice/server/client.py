@@ -117,9 +117,14 @@ class Client:
         """The server clock in unix ms (virtual in tests)."""
         return self.server.keyspace.clock.now_ms()
 
-    def modified(self, key: bytes, db: Database | None = None) -> None:
-        """A write touched ``key``: invalidates WATCH and wakes clients blocked on it."""
-        self.server.key_modified(self.db if db is None else db, key)  # an empty db is falsy
+    def modified(self, key: bytes, db: Database | None = None, ready: bool = True) -> None:
+        """A write touched ``key``: invalidates WATCH and wakes clients blocked on it.
+
+        ``ready=False`` for a write that leaves a stream in place without a new entry (XDEL,
+        XTRIM, EXPIRE): Redis wakes blocked clients only when a key is added, deleted or
+        replaced, on XADD, and on XGROUP DESTROY; the others only invalidate WATCH."""
+        # An empty db is falsy: compare with None.
+        self.server.key_modified(self.db if db is None else db, key, ready)
 
     def block(
         self,
@@ -129,7 +134,6 @@ class Client:
         argv: list[bytes] | None = None,
         unblock_on_nokey: bool = False,
         memo: Any = None,
-        ready_key: Any = None,
     ) -> Blocked:
         """Park this client until one of ``keys`` is written, then run the command again.
 
@@ -139,11 +143,10 @@ class Client:
         freezes ``$`` to the last ID). ``unblock_on_nokey``: a deleted key or a type change
         re-runs the command, which then gives its own error (XREADGROUP: NOGROUP or
         WRONGTYPE). ``memo`` is kept for the handler's re-runs and its ``ready_check``
-        (``bstate.memo``). Waiters with the same ``ready_key`` share one ``ready_check``
-        answer until something is re-run.
+        (``bstate.memo``).
         """
         return self.server.blocking.block_for_keys(
-            self, keys, timeout_ms, on_timeout, argv, unblock_on_nokey, memo, ready_key
+            self, keys, timeout_ms, on_timeout, argv, unblock_on_nokey, memo
         )
 
     def rewrite_argv(self, *argvs: list[bytes]) -> None:
