@@ -276,7 +276,7 @@ class Cmd:
     syntax: str = ""
     doc_flags: tuple[str, ...] = ()
     tips: tuple[str, ...] = ()
-    # A blocking handler's ``ready_check(client, db, key) -> bool`` (blocking.py).
+    # A blocking handler's ``ready_check(client, db, key, notes) -> bool`` (blocking.py).
     ready_check: Callable[..., bool] | None = None
     # Derived at registration:
     btype: bytes | None = None  # the key type that can serve it when it blocks; None: any

@@ -13,12 +13,15 @@ Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs fr
 - The consumer is created on first use for every named stream, even when the command then
   blocks (7.2+; 7.0 created it only when serving), and its seen-time is refreshed.
 - Only streams that are served appear in the reply; nothing served and no BLOCK (or inside
-  MULTI) gives a null array. BLOCK re-runs the whole command when a key is signalled, keeping
-  the original deadline (Redis 7.2's reprocessing of blocked commands), unless
-  ``ready_check`` shows it could not be served (another reader took the new entries): then
-  it stays blocked in place, as 7.0 left it, and its seen-time is not refreshed. A group
-  destroyed meanwhile, or a key deleted or retyped, re-runs the command, which answers its own
-  NOGROUP / WRONGTYPE (7.2+; 7.0 sent "UNBLOCKED the stream key no longer exists").
+  MULTI) gives a null array. BLOCK re-runs the whole command when a key is signalled (XADD,
+  XGROUP DESTROY, the key created, deleted or replaced), keeping the original deadline
+  (Redis 7.2's reprocessing of blocked commands): every blocked reader of the key, so each
+  one's consumer is seen again, and each that gets nothing blocks again at the back.
+  ``ready_check`` does that much without the re-run when nothing else could happen (another
+  reader took the new entries), as in 8.6.3, where 7.0 left such readers in place, unseen.
+  A group destroyed meanwhile, or a key deleted or retyped, re-runs the command, which
+  answers its own NOGROUP / WRONGTYPE (7.2+; 7.0 sent "UNBLOCKED the stream key no longer
+  exists").
 - ``CLAIM min-idle-time`` (Redis 8.4, per the redis.io XREADGROUP page): with ``>``, pending
   entries idle for at least that long are claimed first, most idle first, each reported as
   ``[id, fields, idle-ms, earlier deliveries]``; then new entries fill what is left of COUNT,
@@ -235,7 +238,7 @@ def xreadgroup(ctx: Any, args: Args) -> Any:
     if a.block_ms is not None:
         # Inside MULTI this answers at once with the timeout reply, as Redis does.
         reply = ctx.block(a.keys, a.block_ms, NULL_ARRAY, unblock_on_nokey=True,
-                          memo=(ctx.argv, a), ready_key=a.group if a.claim is None else None)
+                          memo=(ctx.argv, a))
         if a.claim is not None and reply is not NULL_ARRAY:
             # Woken also when a pending entry becomes claimable (Redis 8.4): at min-idle-time
             # after the oldest delivery among the streams' groups, or from now if none.
@@ -246,29 +249,55 @@ def xreadgroup(ctx: Any, args: Args) -> Any:
     return NULL_ARRAY
 
 
-def ready_check(client: Any, db: Any, key: bytes) -> bool:
-    """Could re-running this blocked XREADGROUP serve it from ``key``? (blocking.py asks)
+def ready_check(client: Any, db: Any, key: bytes, notes: dict[Any, Any]) -> bool:
+    """Must this blocked XREADGROUP run again now that ``key`` was signalled? (blocking.py)
 
-    Every write to a stream signals it, and all its blocked readers would otherwise be re-run
-    although only the first can take a new entry; the others would just block again. False
-    only when it certainly could not: the group is at the stream's end and there is no CLAIM.
-    A deleted, retyped or group-less key always re-runs, so the command gives its error.
-    Without CLAIM the answer depends on the group alone: the reader blocks with the group's
-    name as its ``ready_key``, and its group's other readers share the answer.
+    Redis re-runs every blocked reader of a signalled stream. A re-run that finds nothing new
+    on any of its streams, with its group and consumer in place on each, only sees the
+    consumer again and blocks again; then this does the seeing and answers False. Anything
+    else (something new to read, CLAIM, a missing group, consumer or stream) needs the
+    re-run. ``notes`` keeps each (stream, group)'s answer for the other readers of the pass.
     """
     state = client.bstate
     cached = state.memo if state is not None else None
     if cached is None or cached[0] is not state.argv or cached[1].claim is not None:
         return True
+    a = cached[1]
+    consumers = []
+    for k in a.keys:
+        group = notes.get((k, a.group))
+        if group is None:
+            group = _idle_group(db, k, a.group)
+            notes[k, a.group] = group
+        if group is False:
+            return True
+        consumer = group.consumers.get(a.consumer)
+        if consumer is None:
+            return True  # deleted meanwhile: the re-run creates it again
+        consumers.append(consumer)
+    now = notes.get(_NOW)
+    if now is None:
+        now = notes[_NOW] = client.now_ms()
+    for consumer in consumers:
+        consumer.seen_time = now
+    return False
+
+
+_NOW = object()  # ``notes``' entry for the time of the pass
+
+
+def _idle_group(db: Any, key: bytes, name: bytes) -> Any:
+    """The group ``name`` of stream ``key`` if it has nothing new to deliver; else False."""
     stream = db.peek(key)
     if type(stream) is not Stream:
-        return True
-    group = stream.groups.get(cached[1].group)
-    if group is None:
-        return True
-    if group.last_id >= stream.last_id or not stream.length:
         return False
-    return bool(stream.last_live_id() > group.last_id)
+    group = stream.groups.get(name)
+    if group is None:
+        return False
+    if group.last_id >= stream.last_id or not stream.length \
+            or stream.last_live_id() <= group.last_id:
+        return group
+    return False
 
 
 def _streams_reply(ctx: Any, served: list[tuple[bytes, Any]]) -> Any:

@@ -59,11 +59,11 @@ class BlockState:
     """Why and until when a client is blocked (Redis's ``blockingState``)."""
 
     __slots__ = ("keys", "db", "deadline_ms", "on_timeout", "argv", "cmd",
-                 "unblock_on_nokey", "key_types", "btype", "ready_check", "ready_key", "memo")
+                 "unblock_on_nokey", "key_types", "btype", "ready_check", "memo")
 
     def __init__(self, db: Database, keys: list[bytes], deadline_ms: int, on_timeout: Any,
                  argv: list[bytes], unblock_on_nokey: bool, btype: bytes | None = None,
-                 cmd: Cmd | None = None, memo: Any = None, ready_key: Any = None) -> None:
+                 cmd: Cmd | None = None, memo: Any = None) -> None:
         self.db = db
         self.keys = keys  # distinct keys the client waits on
         self.deadline_ms = deadline_ms  # unix ms, 0 = forever
@@ -73,12 +73,10 @@ class BlockState:
         self.unblock_on_nokey = unblock_on_nokey  # XREADGROUP: deleted/retyped key -> re-run
         self.key_types: dict[bytes, bytes] = {}  # type of each key when the client blocked
         self.btype = btype  # the key type that can serve the command; None: any
-        # The handler's optional ``ready_check(client, db, key) -> bool``: False means a
-        # re-run could not serve the client, which then stays blocked in its place without
-        # one. Waiters with the same ``ready_key`` (XREADGROUP: the group) get the same answer
-        # until something is re-run, so ten readers of one group need one look at the group.
+        # The handler's optional ``ready_check(client, db, key, notes) -> bool``: False means
+        # a re-run could only block again, and the check has done what it would have done
+        # (BlockingManager._serve_key).
         self.ready_check: Any = None if cmd is None else cmd.ready_check
-        self.ready_key = ready_key
         self.memo = memo  # the handler's own, for its re-runs (ctx.block's ``memo``)
 
 
@@ -110,8 +108,7 @@ class BlockingManager:
 
     def block_for_keys(self, client: Client, keys: list[bytes], timeout_ms: int,
                        on_timeout: Any, argv: list[bytes] | None,
-                       unblock_on_nokey: bool, memo: Any = None,
-                       ready_key: Any = None) -> Any:
+                       unblock_on_nokey: bool, memo: Any = None) -> Any:
         """Park ``client`` on ``keys``; returns ``BLOCKED`` (or ``on_timeout`` inside EXEC)."""
         if client.in_exec:
             # MULTI never blocks (Redis's CLIENT_DENY_BLOCKING): answer as a timeout would.
@@ -127,8 +124,7 @@ class BlockingManager:
         distinct = keys if len(keys) == 1 else list(dict.fromkeys(keys))
         cmd = client.cmd
         state = BlockState(db, distinct, deadline, on_timeout, argv or client.argv,
-                           unblock_on_nokey, None if cmd is None else cmd.btype, cmd, memo,
-                           ready_key)
+                           unblock_on_nokey, None if cmd is None else cmd.btype, cmd, memo)
         if unblock_on_nokey:
             state.key_types = {k: db.type_of(k) for k in distinct}
         # A re-run client was detached from its queues by _rerun before the call.
@@ -171,43 +167,76 @@ class BlockingManager:
                     self._serve_key(db, key, queue)
 
     def _serve_key(self, db: Database, key: bytes, queue: deque[Client]) -> None:
-        """Wake, in FIFO order, the clients of ``queue`` that the key's value can serve.
+        """Serve the clients of ``queue`` as Redis 7.2+'s ``handleClientsBlockedOnKey`` does.
 
-        Only the clients waiting when the pass began: one that blocks again joins the back of
-        the queue and waits for the next signal. A client whose type does not match keeps
-        its place (Redis 7.2's ``handleClientsBlockedOnKey``), and so does one whose handler's
-        ``ready_check`` says a re-run could not serve it (as 7.0's serveClientsBlockedOnKey
-        left XREADGROUP readers with nothing new blocked).
+        In FIFO order, each client waiting when the pass began whose command the key's value
+        may now serve (the type it waits for, or any change at all for XREADGROUP, which
+        asked to hear of a deleted key) has its command run again: it gets its reply, or
+        blocks again at the back of its keys' queues, keeping its deadline. A client waiting
+        for another type keeps its place.
+
+        A handler's ``ready_check(client, db, key, notes)`` may spare a re-run that could only
+        block again: it then does what that re-run would have done (XREADGROUP: its consumer
+        is seen now) and returns False, and the client goes to the back as if it had blocked
+        again. ``notes`` is the checks' memo of the keys' state, cleared by every re-run, so
+        ten blocked readers of one group need one look at the group.
         """
         key_type = db.type_of(key)  # again after each re-run, which may change it
-        verdicts: dict[Any, bool] = {}  # ready_key -> ready_check's answer since the last re-run
-        for client, state in [(c, c.bstate) for c in queue]:
-            if state is None or client.bstate is not state:
-                continue  # served through another key, unblocked or gone meanwhile
+        notes: dict[Any, Any] = {}
+        waiting = list(queue)
+        rerun: set[Client] = set()  # re-run, or spared a re-run as if it had blocked again
+        # Those spared stay in their places meanwhile; the queue needs reordering only if one
+        # of them is followed by a waiter that keeps its place, or follows one re-run.
+        spared = reran = reorder = False
+        for client in waiting:
+            state = client.bstate
+            if state is None:
+                continue  # unblocked meanwhile
             if state.unblock_on_nokey:
                 if key_type != state.key_types.get(key):
                     # Key deleted or retyped: re-run, so XREADGROUP answers its own NOGROUP
                     # or WRONGTYPE (current Redis; 7.0 sent "UNBLOCKED the stream key no
                     # longer exists", which 7.2 dropped with command reprocessing).
+                    rerun.add(client)
                     self._rerun(client)
+                    reran = True
                     key_type = db.type_of(key)
-                    verdicts.clear()
+                    notes.clear()
                     continue
             elif state.btype is not None and key_type != state.btype:
+                reorder = reorder or spared
                 continue
+            rerun.add(client)
             check = state.ready_check
-            if check is not None:
-                token = state.ready_key
-                ready = verdicts.get(token) if token is not None else None
-                if ready is None:
-                    ready = check(client, db, key)
-                    if token is not None:
-                        verdicts[token] = ready
-                if not ready:
-                    continue  # nothing for it yet (XREADGROUP: another reader took the entry)
+            if check is not None and not check(client, db, key, notes):
+                spared = True
+                reorder = reorder or reran
+                if len(state.keys) > 1:
+                    self._to_the_back(client, state, key)
+                continue
             self._rerun(client)
+            reran = True
             key_type = db.type_of(key)
-            verdicts.clear()
+            notes.clear()
+        if reorder:
+            # As if those spared had been re-run: behind the waiters that kept their places,
+            # in turn with those that were re-run and blocked again.
+            now = self.blocking_keys.get((db.id, key))
+            if now:
+                present = list(now)
+                now.clear()
+                now.extend(c for c in present if c not in rerun)
+                inside = set(present)
+                now.extend(c for c in waiting if c in rerun and c in inside)
+
+    def _to_the_back(self, client: Client, state: BlockState, key: bytes) -> None:
+        """A client spared a re-run goes to the back of its other keys' queues, as when it
+        blocks again (``_serve_key`` puts it back on ``key`` itself)."""
+        for other in state.keys:
+            if other != key:
+                queue = self.blocking_keys[(state.db.id, other)]
+                queue.remove(client)
+                queue.append(client)
 
     def _rerun(self, client: Client) -> None:
         """Run the blocked command again; it either replies or blocks again."""

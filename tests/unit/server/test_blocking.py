@@ -462,7 +462,8 @@ def _readgroup(h: Harness, client: Client, group: str, name: str, block: str = "
 def test_one_entry_serves_the_first_reader_of_each_group(h: Harness) -> None:
     """Readers of g1 and g2 interleaved in one queue: after g1's first reader takes the entry,
     g1's answer "nothing new" is shared with its other readers, and must not be given to g2's
-    (nor survive a re-run)."""
+    (nor survive a re-run). As in Redis 8.6, where every reader is re-run, the readers left
+    waiting are seen at the time of the write and keep their order."""
     writer = h.client()
     h.run(writer, "XGROUP", "CREATE", "s", "g1", "$", "MKSTREAM")
     h.run(writer, "XGROUP", "CREATE", "s", "g2", "$")
@@ -471,25 +472,47 @@ def test_one_entry_serves_the_first_reader_of_each_group(h: Harness) -> None:
                for i, group in enumerate(["g1", "g1", "g2", "g2", "g1", "g2"])]
     for client, group, name in readers:
         _readgroup(h, client, group, name)
-    blocked_at = h.clock.now_ms()
     h.clock.advance(5)
     h.run(writer, "XADD", "s", "1-1", "f", "v")
     served = [name for client, _, name in readers if h.replies(client)]
     assert served == ["c0", "c2"]  # the first reader of g1, the first of g2
-    # The others were not re-run (which would refresh their seen-time): still blocked, in
-    # their places.
     assert list(h.manager.blocking_keys[(0, b"s")]) == [c for c, _, n in readers
                                                         if n not in served]
     stream = h.server.keyspace[0].peek(b"s")
     assert {name: stream.groups[group.encode()].consumers[name.encode()].seen_time
-            for _, group, name in readers if name not in served} == dict.fromkeys(
-                ["c1", "c3", "c4", "c5"], blocked_at)
+            for _, group, name in readers} == dict.fromkeys(
+                ["c0", "c1", "c2", "c3", "c4", "c5"], h.clock.now_ms())
     # Served readers block again at the back; the next entry goes to the waiting ones, FIFO.
     for client, group, name in readers:
         if name in served:
             _readgroup(h, client, group, name)
     h.run(writer, "XADD", "s", "1-2", "f", "v")
     assert [name for client, _, name in readers if h.replies(client)] == ["c1", "c3"]
+
+
+def test_readers_spared_a_rerun_go_back_as_if_rerun(h: Harness) -> None:
+    """A reader of a group with nothing new is spared its re-run, but goes where the re-run
+    would have put it: to the back in turn with readers that were re-run and blocked again (a
+    CLAIM reader), also on the other key it reads."""
+    writer = h.client()
+    h.run(writer, "XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    h.run(writer, "XGROUP", "CREATE", "t", "g", "$", "MKSTREAM")
+    first, claim, plain, both, other = (h.client() for _ in range(5))
+    _readgroup(h, first, "g", "first")
+    h.run(claim, "XREADGROUP", "GROUP", "g", "claim", "CLAIM", "100000000", "BLOCK", "0",
+          "STREAMS", "s", ">")
+    _readgroup(h, plain, "g", "plain")
+    h.run(both, "XREADGROUP", "GROUP", "g", "both", "BLOCK", "0", "STREAMS", "t", "s",
+          ">", ">")
+    h.run(other, "XREADGROUP", "GROUP", "g", "other", "BLOCK", "0", "STREAMS", "t", ">")
+    h.replies(writer)
+    h.run(writer, "XADD", "s", "1-1", "f", "v")  # "first" takes it; the others get nothing
+    assert h.replies(first) and not any(h.replies(c) for c in (claim, plain, both, other))
+    assert list(h.manager.blocking_keys[(0, b"s")]) == [claim, plain, both]
+    assert list(h.manager.blocking_keys[(0, b"t")]) == [other, both]
+    # The next entry goes to the reader that was re-run first, as on Redis.
+    h.run(writer, "XADD", "s", "1-2", "f", "v")
+    assert [bool(h.replies(c)) for c in (claim, plain, both)] == [True, False, False]
 
 
 def test_a_repeated_readgroup_looks_its_group_up_again(h: Harness) -> None:
