@@ -168,12 +168,13 @@ def xclaim(ctx: Any, args: Args) -> Any:
             for sid, _ in claimed]
     if not log and group.last_id != old_last:
         log.append(setid_argv(key, group))
+    changes = len(log) + created  # Redis counts a new consumer as a change too
     if created and not (claimed or pending_gone):
         # No XCLAIM record names the new consumer (Redis counts it but logs nothing): log its
         # creation so the AOF keeps it.
         log.insert(0, createconsumer_argv(key, name, owner))
     if log:
-        group_dirty(ctx, len(log))
+        group_dirty(ctx, changes)
         ctx.rewrite_argv(*log)
     if justid:
         return [format_id(sid) for sid, _ in claimed]
@@ -215,10 +216,11 @@ def xautoclaim(ctx: Any, args: Args) -> Any:
     log = [drop_argv(key, name, sid, owner, now, group.last_id) for sid in deleted]
     log += [claim_argv(key, name, sid, group.pel[sid], owner, group.last_id)
             for sid, _ in claimed]
+    changes = len(log) + created  # Redis counts a new consumer as a change too
     if not log and created:
         log.append(createconsumer_argv(key, name, owner))
     if log:
-        group_dirty(ctx, len(log))
+        group_dirty(ctx, changes)
         ctx.rewrite_argv(*log)
     body = [format_id(sid) for sid, _ in claimed] if justid else entries_reply(claimed)
     return [format_id(cursor), body, [format_id(sid) for sid in deleted]]

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from sluice.protocol import OK, Map
-from sluice.storage.stream import DELREF, Stream, XDelExResult
+from sluice.storage.stream import Stream, XDelExResult
 from sluice.storage.stream_group import ConsumerGroup, PendingEntry
 from sluice.storage.streamid import format_id, parse_id, parse_strict_id
 
@@ -296,8 +296,9 @@ def xackdel(ctx: Any, args: Args) -> Any:
     ids = [parse_strict_id(a) for a in id_args]
     length = len(stream)
     result = stream.ack_delete(group, ids, policy)
-    if len(stream) != length or policy == DELREF:
-        ctx.modified(key, ready=False)  # entries left the stream: a modification, as XDEL
+    if len(stream) != length:
+        # Entries left the stream: WATCH sees it, as after XDEL; only the acks count.
+        ctx.modified(key, ready=False, changes=0)
     group_dirty(ctx, sum(1 for r in result if r != XDelExResult.NOT_FOUND))
     return result
 

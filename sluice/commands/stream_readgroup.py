@@ -226,7 +226,7 @@ def xreadgroup(ctx: Any, args: Args) -> Any:
             continue
         consumer.seen_time = now
         entries, n = _serve_new(key, group, consumer, a, now, log)
-        changes += n
+        changes += n > 0  # Redis counts one change per stream it propagates anything for
         if entries is not None:
             served.append((key, entries))
     if changes:

@@ -139,7 +139,12 @@ def _xadd_with_options(ctx: Any, argv: list[bytes]) -> Any:
         if not new:
             seen = stream.idmp.find(t.idmp_pid, iid, now)
             if seen is not None:
-                return format_id(seen)  # a retried XADD: the original entry, no write
+                # A retried XADD: the original entry, no write. Redis counts it as a change
+                # (rdb_changes_since_last_save) and propagates it as sent; it is not logged
+                # here, since replaying it once the IID has expired would add the entry again.
+                group_dirty(ctx)
+                ctx.rewrite_argv()
+                return format_id(seen)
         idmp = (t.idmp_pid, iid)
     cfg = ctx.server.config
     sid = stream.append(id_spec, fields, now, node_max_bytes=cfg.stream_node_max_bytes,
@@ -218,7 +223,7 @@ def xdel(ctx: Any, args: Args) -> Any:
     ids = [parse_strict_id(a) for a in argv[2:]]  # all checked before anything is deleted
     deleted = stream.delete(ids)
     if deleted:
-        ctx.modified(key, ready=False)
+        ctx.modified(key, ready=False, changes=deleted)
     return deleted
 
 
@@ -232,8 +237,13 @@ def xdelex(ctx: Any, args: Args) -> Any:
     ids = [parse_strict_id(a) for a in id_args]
     pending_before = sum(len(g.pel) for g in stream.groups.values())
     res = stream.delete_ex(ids, policy)  # type: ignore[arg-type]
-    if 1 in res or sum(len(g.pel) for g in stream.groups.values()) != pending_before:
-        ctx.modified(key, ready=False)
+    deleted = res.count(1)
+    if deleted:
+        ctx.modified(key, ready=False, changes=deleted)
+    elif sum(len(g.pel) for g in stream.groups.values()) != pending_before:
+        # DELREF dropped references to entries already gone. Redis counts and propagates
+        # nothing for that; we log it, or a restart would bring the references back.
+        group_dirty(ctx)
     return res
 
 
@@ -247,7 +257,7 @@ def xtrim(ctx: Any, args: Args) -> Any:
     logged = argv[:]
     deleted = trim_and_rewrite(stream, t, logged)
     if deleted:
-        ctx.modified(key, ready=False)
+        ctx.modified(key, ready=False, changes=deleted)
         ctx.rewrite_argv(logged)
     return deleted
 

@@ -324,10 +324,11 @@ class Server:
 
     # -- keyspace events --------------------------------------------------------------------
 
-    def key_modified(self, db: Database, key: bytes, ready: bool = True) -> None:
+    def key_modified(self, db: Database, key: bytes, ready: bool = True,
+                     changes: int = 1) -> None:
         """A write to ``key``: bump dirty, invalidate WATCH, wake blocked clients (unless
         not ``ready``: see ``Client.modified``)."""
-        self.dirty += 1
+        self.dirty += changes
         if self.watched_keys:
             watchers = self.watched_keys.get((db.id, key))
             if watchers:

@@ -117,14 +117,17 @@ class Client:
         """The server clock in unix ms (virtual in tests)."""
         return self.server.keyspace.clock.now_ms()
 
-    def modified(self, key: bytes, db: Database | None = None, ready: bool = True) -> None:
+    def modified(self, key: bytes, db: Database | None = None, ready: bool = True,
+                 changes: int = 1) -> None:
         """A write touched ``key``: invalidates WATCH and wakes clients blocked on it.
 
         ``ready=False`` for a write that leaves a stream in place without a new entry (XDEL,
         XTRIM, EXPIRE): Redis wakes blocked clients only when a key is added, deleted or
-        replaced, on XADD, and on XGROUP DESTROY; the others only invalidate WATCH."""
+        replaced, on XADD, and on XGROUP DESTROY; the others only invalidate WATCH.
+        ``changes``: what the write adds to the dirty counter (Redis's ``server.dirty``,
+        INFO's rdb_changes_since_last_save); XDEL counts each entry it deletes."""
         # An empty db is falsy: compare with None.
-        self.server.key_modified(self.db if db is None else db, key, ready)
+        self.server.key_modified(self.db if db is None else db, key, ready, changes)
 
     def block(
         self,

@@ -238,11 +238,13 @@ def test_blocked_claim_reader_is_woken_by_idle_time(
     assert replies[0] == [(b"s", [[b"1-0", [b"f", b"v"], "idle", 1]])]
 
 
-_WATCH_SETUP = ["XADD s 1-0 f v", "XADD s 2-0 f v", "XADD s 3-0 f v", "XGROUP CREATE s g 0",
-                "XREADGROUP GROUP g c COUNT 2 STREAMS s >"]
-# Which stream commands make a WATCHed stream abort EXEC. Redis 8 touches WATCH only for
+_WATCH_SETUP = ["XADD s 1-0 f v", "XADD s 2-0 f v", "XADD s IDMP p dup 3-0 f v",
+                "XGROUP CREATE s g 0", "XREADGROUP GROUP g c COUNT 2 STREAMS s >"]
+# Which stream commands make a WATCHed stream abort EXEC, and how many changes each counts
+# (rdb_changes_since_last_save: what Redis propagates). Redis 8 touches WATCH only for
 # writes to the entries (keyModified(..., 1)); group bookkeeping, XSETID, XCFGSET and
-# XIDMPRECORD are propagated without it (7.0 touched it for XSETID).
+# XIDMPRECORD are propagated without it (7.0 touched it for XSETID), and so is a retried
+# idempotent XADD, which changes nothing.
 _WATCH_CASES = [
     "XADD s 9-0 f v", "XADD s IDMP p i * f v", "XDEL s 1-0", "XDEL s 7-0", "XTRIM s MAXLEN 1",
     "XTRIM s MAXLEN 10", "XSETID s 5-0", "XSETID s 5-0 ENTRIESADDED 9",
@@ -253,11 +255,26 @@ _WATCH_CASES = [
     "XACKDEL s g IDS 1 3-0", "XDELEX s IDS 1 3-0", "XDELEX s IDS 1 9-0",
     "XCFGSET s IDMP-DURATION 50", "XCFGSET s IDMP-DURATION 100", "XIDMPRECORD s p i2 1-0",
     "XREADGROUP GROUP g c CLAIM 0 STREAMS s >", "XREADGROUP GROUP g c NOACK STREAMS s >",
+    "XADD s IDMP p dup * f v", "XADD s IDMP p dup * other value",
+    # Counted as Redis's server.dirty counts them: one per stream an XREADGROUP propagates
+    # anything for, one per new consumer, one per claim, one per entry deleted, one per ack.
+    # Left out on purpose: XDELEX DELREF of IDs pending but already deleted, which drops
+    # their references; Redis counts and propagates nothing for it (a restart brings them
+    # back), Sluice counts one change and logs it.
+    "XREADGROUP GROUP g new CLAIM 0 STREAMS s >", "XREADGROUP GROUP g c COUNT 1 STREAMS s >",
+    "XCLAIM s g d 0 1-0 2-0 JUSTID", "XCLAIM s g d 0 1-0 LASTID 3-0",
+    "XAUTOCLAIM s g d 0 0 COUNT 1", "XACKDEL s g IDS 2 1-0 2-0", "XACKDEL s g ACKED IDS 1 1-0",
+    "XDEL s 1-0 2-0", "XTRIM s MAXLEN 0", "XDELEX s IDS 2 1-0 3-0", "XACK s g 1-0 2-0 9-0",
 ]
 
 
+def _changes(client: RawClient) -> int:
+    info = client.call("INFO", "persistence").decode()
+    return int(info.split("rdb_changes_since_last_save:")[1].split()[0])
+
+
 @pytest.mark.parametrize("command", _WATCH_CASES)
-def test_which_writes_abort_a_watching_transaction(
+def test_which_writes_touch_watch_and_how_many_changes_they_count(
         sluice: ThreadedServer, reference: ProcessServer, command: str) -> None:
     outcomes = []
     for port in (sluice.port, reference.port):
@@ -267,10 +284,12 @@ def test_which_writes_abort_a_watching_transaction(
             for step in _WATCH_SETUP:
                 watcher.call(*_words(step))
             watcher.call("WATCH", "s")
+            before = _changes(writer)
             writer.call(*_words(command))
+            changes = _changes(writer) - before
             watcher.call("MULTI")
             watcher.call("PING")
-            outcomes.append(watcher.call("EXEC"))
+            outcomes.append((watcher.call("EXEC"), changes))
         finally:
             watcher.call("FLUSHALL")
             watcher.close()

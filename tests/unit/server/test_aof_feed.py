@@ -1,13 +1,17 @@
-"""What the AOF writer logs (server/persistence.py): SELECT, MULTI/EXEC, absolute expiries."""
+"""What the AOF writer logs (server/persistence.py): SELECT, MULTI/EXEC, absolute expiries;
+and what stream writes log where Redis counts them differently."""
 
 from __future__ import annotations
 
 import pytest
 
 from sluice.server.app import Server
+from sluice.server.dispatch import process_command
 from sluice.server.persistence import AppendOnlyFile, _absolute
 from sluice.storage.aof import Manifest, encode_command, parse_commands
 from sluice.storage.keyspace import FakeClock
+from sluice.storage.streamid import format_id
+from tests.support import RecordingAof
 
 NOW = 1_700_000_000_000
 
@@ -59,3 +63,32 @@ def test_multi_is_written_lazily_and_exec_only_after_it(tmp_path: object) -> Non
     aof.end_multi()
     assert bytes(aof.buf) == b"".join(encode_command(c) for c in (
         [b"SELECT", b"2"], [b"MULTI"], [b"INCR", b"n"], [b"INCR", b"n"], [b"EXEC"]))
+
+
+def _run(server: Server, client: object, *words: str) -> None:
+    process_command(server, client, [w.encode() for w in words])  # type: ignore[arg-type]
+
+
+def test_what_stream_writes_log_where_redis_counts_differently() -> None:
+    """A retried idempotent XADD counts a change, as in Redis, but logs nothing: replayed once
+    its IID expired it would add the entry again. XDELEX DELREF of entries already deleted
+    drops their references from the PELs; Redis neither counts nor propagates that, which a
+    restart would undo, so it is counted and logged."""
+    server = Server(clock=FakeClock(NOW))
+    aof = RecordingAof()
+    server.aof = aof  # type: ignore[assignment]
+    client = server.new_client(None)
+    _run(server, client, "XADD", "s", "IDMP", "p", "i", "*", "f", "v")
+    assert server.dirty == len(aof.logged) == 1
+    dirty, logged = server.dirty, len(aof.logged)
+    _run(server, client, "XADD", "s", "IDMP", "p", "i", "*", "f", "v")
+    assert (server.dirty, len(aof.logged)) == (dirty + 1, logged)
+    _run(server, client, "XGROUP", "CREATE", "s", "g", "0")
+    _run(server, client, "XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">")
+    gone = format_id(server.keyspace[0].peek(b"s").last_id)
+    _run(server, client, "XDEL", "s", gone.decode())  # still pending in g
+    dirty, logged = server.dirty, len(aof.logged)
+    _run(server, client, "XDELEX", "s", "DELREF", "IDS", "1", gone.decode())
+    assert server.dirty == dirty + 1
+    assert aof.logged[logged:] == [[b"XDELEX", b"s", b"DELREF", b"IDS", b"1", gone]]
+    assert not server.keyspace[0].peek(b"s").groups[b"g"].pel
