@@ -186,7 +186,7 @@ def _rename(ctx: Any, args: Args, nx: bool) -> Any:
         return 0
     db.rename(src, dst)
     ctx.modified(src)
-    ctx.modified(dst)
+    ctx.modified(dst, changes=0)  # one change, as Redis counts
     return 1 if nx else OK
 
 
@@ -208,7 +208,7 @@ def move(ctx: Any, args: Args) -> Any:
         return 0
     src.move_to(key, dst)
     ctx.modified(key)
-    ctx.server.key_modified(dst, key)
+    ctx.server.key_modified(dst, key, changes=0)  # one change, as Redis counts
     return 1
 
 

@@ -176,14 +176,15 @@ def _get_or_create(ctx: Any, key: bytes) -> ListValue:
     return lst
 
 
-def _removed_from(ctx: Any, key: bytes, lst: ListValue) -> None:
+def _removed_from(ctx: Any, key: bytes, lst: ListValue, changes: int = 1) -> None:
     """After elements left ``key``: delete it if empty (no empty lists), else let it become a
-    listpack again if it shrank enough; signal the write."""
+    listpack again if it shrank enough; signal the write, counting ``changes`` (Redis counts
+    one per element removed)."""
     if not lst:
         ctx.db.delete(key)
     else:
         lst.after_removal(_fill(ctx))
-    ctx.modified(key)
+    ctx.modified(key, changes=changes)
 
 
 def _where(arg: bytes) -> bool:
@@ -225,7 +226,7 @@ def _push(ctx: Any, args: Args, head: bool, only_existing: bool) -> int:
         lst = ListValue()
         ctx.db.add(key, lst)
     n = lst.push(argv[2:], head, _fill(ctx))
-    ctx.modified(key)
+    ctx.modified(key, changes=len(argv) - 2)  # one change per element, as Redis counts
     return n
 
 
@@ -282,7 +283,7 @@ def _pop(ctx: Any, args: Args, head: bool) -> Any:
     if count == 0:
         return []
     values = lst.pop_head(count) if head else lst.pop_tail(count)
-    _removed_from(ctx, key, lst)
+    _removed_from(ctx, key, lst, len(values))
     return values
 
 
@@ -301,7 +302,7 @@ def _mpop_from(ctx: Any, keys: list[bytes], head: bool, count: int) -> list[Any]
         if lst is None:
             continue
         values = lst.pop_head(count) if head else lst.pop_tail(count)
-        _removed_from(ctx, key, lst)
+        _removed_from(ctx, key, lst, len(values))
         ctx.rewrite_argv([b"LPOP" if head else b"RPOP", key, b"%d" % len(values)])
         return [key, values]
     return None
@@ -342,8 +343,8 @@ def _move(ctx: Any, src_key: bytes, dst_key: bytes, from_head: bool, to_head: bo
         dst = _get_or_create(ctx, dst_key)
     # Pushed before the source's shrink check, as Redis does (it matters when src is dst).
     dst.push([value], to_head, _fill(ctx), popped_bytes(value, from_quicklist))
-    ctx.modified(dst_key)  # Redis signals the destination first
-    _removed_from(ctx, src_key, src)
+    ctx.modified(dst_key)  # Redis signals the destination first; one change in all
+    _removed_from(ctx, src_key, src, 0)
     return value
 
 
@@ -463,7 +464,7 @@ def lrem(ctx: Any, args: Args) -> Any:
         return 0
     removed = lst.remove_value(value, count)
     if removed:
-        _removed_from(ctx, key, lst)
+        _removed_from(ctx, key, lst, removed)
     return removed
 
 
@@ -473,8 +474,8 @@ def ltrim(ctx: Any, args: Args) -> Any:
     lst = _get(ctx, key)
     if lst is None:
         return OK
-    lst.trim(start, end)
-    _removed_from(ctx, key, lst)  # Redis signals the key even when nothing was trimmed
+    removed = lst.trim(start, end)
+    _removed_from(ctx, key, lst, removed)  # WATCH sees it even when nothing was trimmed
     return OK
 
 

@@ -348,7 +348,7 @@ class Server:
             self.touch_all_watched_keys_in_db(db, None)
         self.blocking.signal_all_in_db(db)
         n = db.flush()
-        self.dirty += max(n, 1)
+        self.dirty += n  # Redis counts the keys removed (an empty database: none)
         return n
 
     def swap_db(self, db1: Database, db2: Database) -> None:
