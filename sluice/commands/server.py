@@ -1,6 +1,10 @@
 """Server commands: FLUSHDB, FLUSHALL, DBSIZE, TIME.
 
 Mirrors Redis's ``flushdbCommand`` / ``flushallCommand`` (db.c) and ``timeCommand`` (server.c).
+A flush counts the keys it removed as changes and is always logged to the AOF, even when
+there was nothing to remove (Redis forces its propagation). FLUSHALL also stops a snapshot
+being written (it holds the old data) and, with save points configured, writes the empty
+snapshot at once, so that a crash does not bring the data back (``flushAllDataAndResetRDB``).
 """
 
 from __future__ import annotations
@@ -25,14 +29,28 @@ def _flush_mode(args: Args) -> None:
 def flushdb(ctx: Any, args: Args) -> Any:
     _flush_mode(args)
     ctx.server.flush_db(ctx.db)
+    _always_logged(ctx)
     return OK
 
 
 def flushall(ctx: Any, args: Args) -> Any:
     _flush_mode(args)
-    for db in ctx.server.keyspace.dbs:
-        ctx.server.flush_db(db)
+    server = ctx.server
+    for db in server.keyspace.dbs:
+        server.flush_db(db)
+    if server.persistence is not None:
+        server.persistence.after_flushall()
+    _always_logged(ctx)
     return OK
+
+
+def _always_logged(ctx: Any) -> None:
+    """Log the command to the AOF whatever the change count says (after FLUSHALL's snapshot
+    it is back to 0); the handler has logged it, so dispatch does not again."""
+    aof = ctx.server.aof
+    if aof is not None:
+        aof.feed(ctx.db.id, [ctx.argv])
+        ctx.rewrite_argv()
 
 
 def dbsize(ctx: Any, args: Args) -> Any:

@@ -357,17 +357,32 @@ class Persistence:
                 self.bgsave()
                 break
 
+    def after_flushall(self) -> None:
+        """FLUSHALL: a snapshot being written holds the old data: stop it; with save points,
+        write the empty one now, so a crash does not bring the data back (as Redis)."""
+        self.kill_bgsave()
+        if self.config.save:
+            self.save()
+
+    def kill_bgsave(self) -> None:
+        """Stop a BGSAVE child, and drop what it wrote."""
+        if self.child_pid:
+            pid, self.child_pid = self.child_pid, 0
+            try:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+            try:
+                os.unlink(os.path.join(self.config.dir, f"temp-{pid}.rdb"))
+            except OSError:
+                pass
+
     def shutdown(self, save: bool | None = None) -> str | None:
         """Before exit: sync the AOF, save if configured (or asked). Returns an error text."""
         if self.shut_down:
             return None
-        if self.child_pid:
-            try:
-                os.kill(self.child_pid, 9)
-                os.waitpid(self.child_pid, 0)
-            except OSError:
-                pass
-            self.child_pid = 0
+        self.kill_bgsave()
         aof = self.server.aof
         if aof is not None:
             aof.flush_and_sync()

@@ -5,7 +5,9 @@
   with consumer groups, PELs (owners, delivery counts and times), consumers, tombstones;
 * an AOF directory written by Sluice (RDB preamble or commands) passes redis-check-aof and
   loads in redis-server; one written by redis-server loads in Sluice;
-* DUMP payloads restore on the other server.
+* DUMP payloads restore on the other server;
+* FLUSHALL with save points survives a SIGKILL right after it on both (the empty snapshot is
+  written at once; a BGSAVE of the old data in flight is stopped).
 
 XINFO STREAM FULL is compared whole, ``active-time`` and the IDMP fields included: both write
 RDB version 13 with Redis 8.6's stream type, which carries them (with the 7.0.15 reference
@@ -261,3 +263,32 @@ def test_payloads_of_types_sluice_lacks_are_refused_by_name(
         assert sluice.client().exists("k") == 0
     finally:
         theirs.flushall()
+
+
+@pytest.mark.parametrize("appendonly", ["no", "yes"])
+def test_flushall_survives_a_crash(tmp_path: Path, appendonly: str) -> None:
+    """FLUSHALL with save points writes the empty snapshot at once (and is logged to the AOF,
+    whose count of changes the snapshot resets): killed right after it, neither server
+    brings the flushed keys back, nor their BGSAVE in flight."""
+    require_redis_server()
+    outcomes = []
+    for kind in ("sluice", "redis"):
+        d = tmp_path / kind
+        d.mkdir()
+        args = ["--dir", str(d), "--save", "3600 1", "--appendonly", appendonly]
+        server = ProcessServer(kind, args, cwd=str(d)).start()
+        try:
+            r = server.client()
+            r.set("k", "v")
+            r.rpush("l", "a", "b")
+            assert r.save()
+            r.set("after", "save")
+            r.bgsave()  # may still be writing the old data when FLUSHALL comes
+            r.flushall()
+            changes = r.info("persistence")["rdb_changes_since_last_save"]
+            server.kill()
+            server = ProcessServer(kind, args, cwd=str(d)).start()
+            outcomes.append((changes, server.client().keys("*")))
+        finally:
+            server.stop()
+    assert outcomes[0] == outcomes[1] == (0, [])
