@@ -337,8 +337,11 @@ class Server:
             self.blocking.signal_key_as_ready(db, key)
 
     def _on_expire(self, db: Database, key: bytes) -> None:
+        """A key found expired: WATCH and blocked clients see a deletion, the AOF gets DEL;
+        no change is counted (Redis's deleteExpiredKeyAndPropagate), so a read command that
+        found it is not logged itself."""
         self.stats["expired_keys"] += 1
-        self.key_modified(db, key)
+        self.key_modified(db, key, changes=0)
         if self.aof is not None:
             self.aof.feed(db.id, [[b"DEL", key]])
 

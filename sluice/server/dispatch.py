@@ -132,7 +132,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
                 client.blocked_usec += duration
             cmd.usec += duration
             if (type(reply) is ErrorReply or duration >= server.slow_threshold_us
-                    or server.monitors or (server.dirty != dirty and server.aof is not None)):
+                    or server.monitors or (server.dirty > dirty and server.aof is not None)):
                 after_call(server, client, cmd, argv, reply, duration, dirty)
             if blocking.ready_keys:
                 blocking.handle_clients_blocked_on_keys()
@@ -297,7 +297,7 @@ def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], rerun: boo
         client.blocked_usec += duration
     if (type(reply) is ErrorReply or duration >= server.slow_threshold_us
             or (server.monitors and not rerun)
-            or (server.dirty != dirty and server.aof is not None)):
+            or (server.dirty > dirty and server.aof is not None)):
         after_call(server, client, cmd, argv, reply, duration, dirty, monitor=not rerun)
     return reply
 
@@ -320,7 +320,7 @@ def after_call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], repl
         server.count_error(reply)
     if duration >= server.slow_threshold_us and reply is not BLOCKED:
         server.slow_command(client, cmd, argv, duration)
-    if server.dirty != dirty and server.aof is not None:
+    if server.dirty > dirty and server.aof is not None:  # SAVE resets it: not a change
         argvs = client.propagate_argv
         if argvs is None:
             argvs = [argv]

@@ -19,6 +19,7 @@ from redis.retry import Retry
 
 from sluice.server.loading import LoadError
 from sluice.storage.aof import Manifest, encode_command, parse_commands
+from sluice.storage.keyspace import FakeClock
 from sluice.storage.rdb_codec import crc64, enc_len, enc_string
 from tests.support import REDIS_SERVER, ThreadedServer, wait_until
 
@@ -468,3 +469,21 @@ def test_bgrewriteaof_with_appendonly_no_writes_a_base(make_server: Factory,
         "file appendonly.aof.1.base.rdb seq 1 type b\n"
     s = _restart(s, make_server, *_aof(tmp_path))  # the base is what the AOF starts from
     assert s.client().get("k") == b"v"
+
+
+def test_only_changes_are_logged(make_server: Factory, tmp_path: Path) -> None:
+    """SAVE resets the change count: it is not a change, and must not be replayed from the
+    AOF (it would rewrite dump.rdb from half-loaded data). A read that finds a key expired
+    logs the key's DEL, not itself."""
+    clock = FakeClock(1_700_000_000_000)
+    s = make_server(*_aof(tmp_path), "enable-debug-command yes", clock=clock)
+    r = s.client()
+    r.set("a", "1")
+    assert r.save()
+    r.set("t", "v", px=100)
+    r.execute_command("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+    clock.advance(200)
+    assert r.get("t") is None
+    r.set("b", "2")
+    assert [c[0] for c in _incr_commands(tmp_path) if c[0] != b"SELECT"] == [
+        b"SET", b"SET", b"DEL", b"SET"]
