@@ -26,6 +26,7 @@ from sluice import __version__
 from sluice.commands import load_table
 from sluice.commands.admin import LatencyMonitor, monitor_line
 from sluice.commands.admin import install as install_admin
+from sluice.commands.errors import CommandError
 from sluice.commands.spec import F
 from sluice.protocol import ErrorReply, ProtocolError
 from sluice.storage.keyspace import Clock, Database, Keyspace
@@ -35,7 +36,7 @@ from .acl import AclManager
 from .blocking import BlockingManager
 from .client import BLOCKED, Client
 from .config import Config
-from .dispatch import call, is_plain, run_batch
+from .dispatch import call, is_plain, reject, run_batch
 from .pause import ClientPause
 from .pubsub import PubSub
 
@@ -262,7 +263,15 @@ class Server:
             self.close_client(client)
 
     def call_unblocked(self, client: Client, cmd: Cmd, argv: list[bytes]) -> None:
-        """Re-run a blocked client's command (the table entry it blocked in)."""
+        """Re-run a blocked client's command (the table entry it blocked in), after the
+        checks that may have changed since it blocked, as Redis's re-run through
+        processCommand: its ACL permissions, and a disk error refusing writes."""
+        denied = self.acl.check(client, cmd, argv) if self.acl is not None else None
+        if denied is None and self.disk_error is not None and cmd.flags & F.WRITE:
+            denied = CommandError(self.disk_error)
+        if denied is not None:
+            reject(self, client, denied, cmd)
+            return
         reply = call(self, client, cmd, argv, rerun=True)
         if reply is not BLOCKED:
             client.add_reply(reply)

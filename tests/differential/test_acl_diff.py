@@ -22,7 +22,13 @@ from typing import Any
 import hiredis
 import pytest
 
-from tests.support import ProcessServer, RawClient, ThreadedServer, require_redis_server
+from tests.support import (
+    ProcessServer,
+    RawClient,
+    ThreadedServer,
+    require_redis_server,
+    wait_until,
+)
 
 pytestmark = pytest.mark.differential
 
@@ -362,3 +368,23 @@ def test_acl_log_entries(pair: Pair) -> None:
     a1, b1 = pair.raw("ACL", "LOG", "1")
     assert len(parse(a1, pair.protocol)) == len(parse(b1, pair.protocol)) == 1
     pair.same("ACL", "LOG", "0")
+
+
+def test_a_blocked_command_is_checked_again_when_rerun(pair: Pair) -> None:
+    """Permissions taken away while a client waits apply to the re-run a write triggers: the
+    reader gets NOPERM, not the entry (Redis re-runs blocked commands through
+    processCommand), and the entry stays unread."""
+    pair.raw("DEL", "s")
+    pair.same("XGROUP", "CREATE", "s", "g", "$", "MKSTREAM")
+    pair.setuser("bob", "on", ">pw", "+@all", "~*")
+    a, b = pair.login("bob", "pw")
+    for c in (a, b):
+        c.send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">")
+    for c in (pair.a, pair.b):
+        wait_until(lambda c=c: b"blocked_clients:1" in c.call("INFO", "clients"))
+    pair.setuser("bob", "-xreadgroup")
+    pair.same("XADD", "s", "1-1", "f", "v")
+    ours, theirs = a.read_reply(), b.read_reply()
+    assert norm(parse(ours, pair.protocol)) == norm(parse(theirs, pair.protocol))
+    assert ours.startswith(b"-NOPERM")
+    pair.same("XPENDING", "s", "g")
