@@ -64,6 +64,7 @@ def save(ctx: Any, args: Args) -> Any:
     p = _persistence(ctx)
     if p.child_pid:
         raise CommandError("ERR Background save already in progress")
+    p.rdb_saves += 1  # INFO rdb_saves counts SAVE when asked, as Redis's saveCommand
     if not p.save():
         raise CommandError("ERR")
     return OK

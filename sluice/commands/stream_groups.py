@@ -188,7 +188,7 @@ def xgroup_create(ctx: Any, args: Args) -> Any:
     if stream is None:  # MKSTREAM, now that nothing can fail before the group exists
         stream = new_stream(ctx)
         ctx.db.add(key, stream)
-        ctx.modified(key)
+        ctx.modified(key, changes=0)  # the group's change is the one Redis counts
     stream.create_group(name, last_id, _at_most_added(stream, entries_read))  # BusyGroupError
     group_dirty(ctx)
     return OK

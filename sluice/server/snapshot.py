@@ -184,7 +184,9 @@ class Persistence:
     # -- snapshots --------------------------------------------------------------------------
 
     def save(self) -> bool:
-        """SAVE: write the snapshot in the loop. True on success."""
+        """Write the snapshot in the loop (SAVE, FLUSHALL, SHUTDOWN, DEBUG RELOAD). True on
+        success, which also clears a failed BGSAVE's status; a failure leaves it as it was
+        (Redis's rdbSave)."""
         tmp = os.path.join(self.config.dir, f"temp-{os.getpid()}.rdb")
         try:
             rewrite.write_file(tmp, rewrite.rdb_chunks(self.server))
@@ -197,14 +199,11 @@ class Persistence:
                 os.unlink(tmp)
             except OSError:
                 pass
-            self.last_bgsave_ok = False
-            self.refresh_disk_error()
             return False
         log.info("DB saved on disk")
         self.server.dirty = 0
         self.server.lastsave = int(time.time())
         self.last_bgsave_ok = True
-        self.rdb_saves += 1
         self.refresh_disk_error()
         return True
 

@@ -50,7 +50,7 @@ CASES = [
     "XDELEX s IDS 2 1-0 4-0", "XDELEX s ACKED IDS 2 1-0 4-0", "XACK s g 1-0 2-0 9-0",
     "XDEL s 1-0 2-0", "XTRIM s MAXLEN 1", "XTRIM s MAXLEN 10", "XADD s MAXLEN 2 5-0 f v",
     "XGROUP CREATECONSUMER s g zz", "XGROUP DELCONSUMER s g c", "XGROUP SETID s g 0",
-    "XSETID s 9-0",
+    "XSETID s 9-0", "XGROUP CREATE new g $ MKSTREAM",
 ]
 
 

@@ -292,3 +292,25 @@ def test_flushall_survives_a_crash(tmp_path: Path, appendonly: str) -> None:
         finally:
             server.stop()
     assert outcomes[0] == outcomes[1] == (0, [])
+
+
+def test_a_failed_flushall_snapshot_does_not_refuse_writes(tmp_path: Path) -> None:
+    """The snapshot FLUSHALL writes may fail (here: its directory is gone). Redis logs it and
+    goes on: writes are not refused, and INFO rdb_saves does not count it."""
+    require_redis_server()
+    outcomes = []
+    for kind in ("sluice", "redis"):
+        d = tmp_path / kind
+        d.mkdir()
+        server = ProcessServer(kind, ["--dir", str(d), "--save", "3600 1"], cwd=str(d)).start()
+        try:
+            r = server.client()
+            r.set("k", "v")
+            d.rmdir()
+            r.flushall()
+            info = r.info("persistence")
+            outcomes.append((r.set("after", "1"), info["rdb_saves"],
+                             info["rdb_last_bgsave_status"]))
+        finally:
+            server.kill()
+    assert outcomes[0] == outcomes[1] == (True, 0, "ok")
