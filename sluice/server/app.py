@@ -343,7 +343,7 @@ class Server:
             if watchers:
                 self.touch_watched_key(db, key, watchers)
         if ready and self.blocking.blocking_keys:
-            self.blocking.signal_key_as_ready(db, key)
+            self.blocking.signal_write(db, key)
 
     def _on_expire(self, db: Database, key: bytes) -> None:
         """A key found expired: WATCH and blocked clients see a deletion, the AOF gets DEL;

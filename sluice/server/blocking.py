@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 UNBLOCKED_ERROR = ErrorReply(b"UNBLOCKED client unblocked via CLIENT UNBLOCK")
 
 BKey = tuple[int, bytes]  # (db id, key)
+_BLOCKABLE = frozenset((b"list", b"stream"))  # the types a blocked client can wait for
 
 
 class BlockState:
@@ -143,6 +144,18 @@ class BlockingManager:
                 elif len(self._deadlines) > 2 * self._timed + 64:
                     self._drop_stale()
         return BLOCKED
+
+    def signal_write(self, db: Database, key: bytes) -> None:
+        """A write to ``key`` (``Server.key_modified``). Redis queues the key only when it now
+        holds a type clients block on (a list or a stream: created, pushed to, XADD), or when
+        it has XREADGROUP readers, who hear of a deletion or a type change; a string written
+        over a key a BLPOP waits on queues nothing, and so does not change the order in
+        which the keys a transaction made ready are served."""
+        queue = self.blocking_keys.get((db.id, key))
+        if queue and (db.type_of(key) in _BLOCKABLE
+                      or any(c.bstate is not None and c.bstate.unblock_on_nokey
+                             for c in queue)):
+            self.signal_key_as_ready(db, key)
 
     def signal_key_as_ready(self, db: Database, key: bytes) -> None:
         bkey = (db.id, key)

@@ -234,6 +234,7 @@ _PUSH = st.one_of(
     st.tuples(st.sampled_from(["LPUSH", "RPUSH"]), st.sampled_from(["a", "b"]),
               st.integers(1, 3)),
     st.tuples(st.just("both"), st.just(""), st.integers(1, 2)),
+    st.tuples(st.just("retyped"), st.sampled_from(["a", "b"]), st.just(1)),
     st.tuples(st.sampled_from(["DEL", "SET", "XADD", "LMOVE"]), st.sampled_from(["a", "b"]),
               st.just(0)),
 )
@@ -245,6 +246,10 @@ def _push(op: tuple[str, str, int], counter: list[int]) -> list[list[str]]:
     values = [f"v{counter[0]}.{i}" for i in range(n)]
     if kind == "both":  # one transaction, both keys: served after EXEC, in signal order
         return [["MULTI"], ["RPUSH", "b", *values], ["LPUSH", "a", *values], ["EXEC"]]
+    if kind == "retyped":  # a string set and deleted first: only the pushes make keys ready
+        other = "b" if key == "a" else "a"
+        return [["MULTI"], ["SET", key, "x"], ["DEL", key], ["RPUSH", other, *values],
+                ["RPUSH", key, *values], ["EXEC"]]
     if kind == "DEL":
         return [["DEL", key]]
     if kind == "SET":
@@ -261,6 +266,9 @@ def _push(op: tuple[str, str, int], counter: list[int]) -> list[list[str]]:
 @given(poppers=st.lists(_POPPER, min_size=2, max_size=6),
        pushes=st.lists(_PUSH, min_size=1, max_size=6),
        protocol=st.sampled_from([2, 3]))
+# SET and DEL of a key a BLMOVE waits on make nothing ready: b is served before a.
+@example(poppers=[["BLMOVE", "a", "b", "LEFT", "RIGHT", "0"], ["BLPOP", "b", "a", "0"]],
+         pushes=[("retyped", "a", 1)], protocol=2)
 def test_blocked_pops_are_served_as_redis_serves_them(
         sluice: Any, reference: ProcessServer, poppers: list[list[str]],
         pushes: list[tuple[str, str, int]], protocol: int) -> None:

@@ -379,7 +379,8 @@ def test_lmpop_is_logged_with_the_count_popped(h: Harness) -> None:
 
 
 def _install_probe(h: Harness, acl: A, unblock_on_nokey: bool = False) -> None:
-    """A test-only command: BLOCKPROBE key replies once the key holds b"go", else blocks."""
+    """A test-only command: BLOCKPROBE key replies once the key holds b"go", else blocks.
+    Strings make no key ready (only lists and streams do), so tests signal it themselves."""
 
     def probe(ctx: Any, args: Any) -> Any:
         key = args.next_key()
@@ -400,14 +401,14 @@ def test_blocked_type_follows_the_command_category(h: Harness) -> None:
 
 
 def test_reblocked_client_keeps_deadline_and_goes_last(h: Harness) -> None:
-    _install_probe(h, A.STRING)  # no blocked type: any write re-runs it
-    first, second, writer = h.client(), h.client(), h.client()
+    _install_probe(h, A.STRING)  # no blocked type: any signal re-runs it
+    first, second = h.client(), h.client()
     h.run(first, "BLOCKPROBE", "k")
     h.loop.advance(400)
     h.run(second, "BLOCKPROBE", "k")
     deadline = first.bstate.deadline_ms
     h.server.keyspace[0].set(b"k", b"not yet")
-    writer.modified(b"k")
+    h.manager.signal_key_as_ready(h.server.keyspace[0], b"k")
     h.server.before_return()
     assert first.blocked and first.bstate.deadline_ms == deadline
     assert list(h.manager.blocking_keys[(0, b"k")]) == [first, second]  # both re-ran, in order
@@ -415,19 +416,19 @@ def test_reblocked_client_keeps_deadline_and_goes_last(h: Harness) -> None:
     h.loop.advance(600)  # first's original second is up; second has 400 ms left
     assert h.raw(first) == b"*-1\r\n" and second.blocked
     h.server.keyspace[0].set(b"k", b"go")
-    writer.modified(b"k")
+    h.manager.signal_key_as_ready(h.server.keyspace[0], b"k")
     h.server.before_return()
     assert h.replies(second) == [b"served"] and h.manager.blocked_count == 0
 
 
 def test_reruns_that_block_again_add_no_deadline(h: Harness) -> None:
-    _install_probe(h, A.STRING)  # no blocked type: any write re-runs it
-    client, writer, other = h.client(), h.client(), h.client()
+    _install_probe(h, A.STRING)  # no blocked type: any signal re-runs it
+    client, other = h.client(), h.client()
     h.run(other, "BLOCKPROBE", "elsewhere")  # a second deadline, due at the same time
     h.run(client, "BLOCKPROBE", "k")
     for i in range(200):
         h.server.keyspace[0].set(b"k", b"not yet %d" % i)
-        writer.modified(b"k")
+        h.manager.signal_key_as_ready(h.server.keyspace[0], b"k")
         h.server.before_return()
         assert client.blocked
     assert len(h.manager._deadlines) == 2 and len(h.loop.live()) == 1
