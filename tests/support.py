@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import os
 import re
+import select
 import shutil
 import socket
 import subprocess
@@ -292,6 +293,10 @@ class RawClient:
             del buf[:end]
         return out
 
+    def has_reply(self) -> bool:
+        """Has (part of) a reply arrived that was not read yet? Does not wait."""
+        return bool(self._pending) or bool(select.select([self.sock], [], [], 0)[0])
+
     def send(self, *args: Any) -> None:
         parts = [a if isinstance(a, bytes) else str(a).encode() for a in args]
         req = b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
@@ -303,6 +308,16 @@ class RawClient:
 
     def close(self) -> None:
         self.sock.close()
+
+
+def replay_same(pair: tuple[RawClient, RawClient], commands: Any) -> None:
+    """Empty both servers, then run ``commands`` on each: every reply, byte for byte, the
+    same (a failure names the command)."""
+    ours, theirs = pair
+    ours.call("FLUSHALL")
+    theirs.call("FLUSHALL")
+    for command in commands:
+        assert ours.call(*command) == theirs.call(*command), command
 
 
 def command_counts(port: int) -> dict[str, str]:

@@ -26,7 +26,6 @@ servers write them in the same loop iteration).
 
 from __future__ import annotations
 
-import select
 from typing import Any
 
 import hiredis
@@ -90,13 +89,9 @@ class Side:
                 by_id[int(fields["id"])] = "b" in fields["flags"]
         return {i for i, cid in enumerate(self.ids) if by_id.get(cid)}
 
-    def has_reply(self, i: int) -> bool:
-        reader = self.readers[i]
-        return bool(reader._pending) or bool(select.select([reader.sock], [], [], 0)[0])
-
     def settle(self, i: int) -> bytes | None:
         """Reader ``i`` has sent its request: its reply, or None once it is blocked."""
-        state = wait_until(lambda: ("reply" if self.has_reply(i) else
+        state = wait_until(lambda: ("reply" if self.readers[i].has_reply() else
                                     "blocked" if i in self.blocked() else None),
                            what=f"reader {i} to block or be answered")
         return self.readers[i].read_reply() if state == "reply" else None

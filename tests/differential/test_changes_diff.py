@@ -10,6 +10,8 @@ Each case runs after the same setup on both servers; the reply and the count mus
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests.support import ProcessServer, RawClient, ThreadedServer
@@ -64,7 +66,7 @@ def _changes(client: RawClient) -> int:
 
 
 @pytest.fixture(scope="module")
-def clients(sluice: ThreadedServer, reference: ProcessServer) -> object:
+def clients(sluice: ThreadedServer, reference: ProcessServer) -> Iterator[tuple[RawClient, RawClient]]:
     pair = RawClient(sluice.port), RawClient(reference.port)
     yield pair
     for c in pair:

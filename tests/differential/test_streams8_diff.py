@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support import ProcessServer, RawClient, ThreadedServer
+from tests.support import ProcessServer, RawClient, ThreadedServer, replay_same
 
 pytestmark = pytest.mark.differential
 
@@ -369,11 +369,8 @@ def group_commands(seed: int, n: int = 70) -> list[list[str]]:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(min_value=0, max_value=2**32))
 def test_random_group_sequences(small_nodes: tuple[RawClient, RawClient], seed: int) -> None:
+    replay_same(small_nodes, group_commands(seed))
     ours, theirs = small_nodes
-    ours.call("FLUSHALL")
-    theirs.call("FLUSHALL")
-    for command in group_commands(seed):
-        assert ours.call(*command) == theirs.call(*command), command
     for check in (["XINFO", "STREAM", "s"], ["XINFO", "GROUPS", "s"], ["XPENDING", "s", "g1"],
                   ["XPENDING", "s", "g1", "-", "+", "100"]):
         mine, real = ours.call(*check), theirs.call(*check)

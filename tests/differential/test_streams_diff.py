@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support import RawClient
+from tests.support import RawClient, replay_same
 
 pytestmark = pytest.mark.differential
 
@@ -221,11 +221,8 @@ def random_commands(seed: int, n: int = 60) -> list[list[str]]:
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(min_value=0, max_value=2**32))
 def test_random_sequences(small_nodes: tuple[RawClient, RawClient], seed: int) -> None:
+    replay_same(small_nodes, random_commands(seed))
     ours, theirs = small_nodes
-    ours.call("FLUSHALL")
-    theirs.call("FLUSHALL")
-    for command in random_commands(seed):
-        assert ours.call(*command) == theirs.call(*command), command
     for key in ("s", "t"):
         # Same length, node count, radix tree size, first/last entries, max deleted ID.
         assert stream_info(ours, key) == stream_info(theirs, key), key
