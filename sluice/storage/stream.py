@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from sluice.storage.keyspace import register_type
 from sluice.storage.stream_errors import (
@@ -53,12 +53,10 @@ from sluice.storage.stream_errors import (
     StreamTooLargeError,
     XSetIdError,
 )
+from sluice.storage.stream_group import Consumer, ConsumerGroup, PendingEntry
 from sluice.storage.stream_idmp import IdmpState
-from sluice.storage.stream_node import Node, positions
+from sluice.storage.stream_node import Entry, Node, positions, span_entries
 from sluice.storage.streamid import MAX_ID, MAX_PART, format_id
-
-if TYPE_CHECKING:
-    from sluice.storage.stream_group import ConsumerGroup
 
 __all__ = [
     "ACKED",
@@ -89,9 +87,6 @@ DEFAULT_NODE_MAX_BYTES = 4096
 DEFAULT_NODE_MAX_ENTRIES = 100
 # Redis refuses entries whose field and value bytes add up to more (1 GB).
 _LISTPACK_MAX_SIZE = 1 << 30
-
-Entry = tuple[int, list[bytes]]
-"""A stream entry as returned to the command layer: ``(id, [f1, v1, f2, v2, ...])``."""
 
 RefPolicy = Literal["KEEPREF", "DELREF", "ACKED"]
 KEEPREF: RefPolicy = "KEEPREF"
@@ -631,8 +626,6 @@ class Stream:
 
     def create_group(self, name: bytes, last_id: int, entries_read: int = -1) -> ConsumerGroup:
         """XGROUP CREATE (the caller resolves ``$`` to ``last_id``); BusyGroupError if it exists."""
-        from sluice.storage.stream_group import ConsumerGroup
-
         if name in self.groups:
             raise BusyGroupError()
         g = ConsumerGroup(self, name, last_id, entries_read)
@@ -655,8 +648,6 @@ class Stream:
 
     def copy(self) -> Stream:
         """COPY: an independent deep copy, groups, PELs, consumers and IDMP state included."""
-        from sluice.storage.stream_group import Consumer, ConsumerGroup, PendingEntry
-
         dup = Stream()
         for node in self._nodes:
             n = Node.__new__(Node)
@@ -694,12 +685,6 @@ class Stream:
 
 
 register_type(Stream, b"stream")  # TYPE and SCAN ... TYPE report "stream"
-
-
-def span_entries(spans: list[tuple[Node, int, int]]) -> list[Entry]:
-    """The live entries of ascending :meth:`Stream.spans` as ``(id, fields)``."""
-    return [(node.id_at(i), node.fields_at(i))  # type: ignore[misc]
-            for node, lo, hi in spans for i in range(lo, hi) if node.data[i] is not None]
 
 
 def _cut(node: Node, lo: int, hi: int, left: int, rev: bool) -> tuple[int, int]:

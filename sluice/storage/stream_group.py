@@ -25,25 +25,24 @@ Invariants:
 - ``entries_read`` is -1 when unknown (Redis's SCG_INVALID_ENTRIES_READ) and
   follows Redis 7.2+ (7.0 differs for XGROUP CREATE/SETID ... ENTRIESREAD).
 
-Imports nothing outside ``sluice.storage`` (and sortedcontainers).
+Imports nothing outside ``sluice.storage`` (and sortedcontainers), and not ``stream.py``:
+a group sees its stream through :class:`GroupStream` (the members of ``Stream`` it reads),
+so ``stream.py`` can import this module without a circle.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import count, islice
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sortedcontainers import SortedDict, SortedList
 
+from sluice.storage.stream_node import Entry, Node, span_entries
 from sluice.storage.streamid import MAX_ID
 
-if TYPE_CHECKING:
-    from collections.abc import Sequence
-
-    from sluice.storage.stream import Entry, Stream
-    from sluice.storage.stream_node import Node
-
-__all__ = ["ConsumerGroup", "Consumer", "PendingEntry", "PendingInfo", "ClaimedEntry"]
+__all__ = ["ConsumerGroup", "Consumer", "PendingEntry", "PendingInfo", "ClaimedEntry",
+           "GroupStream"]
 
 _TIME_BIAS = 1 << 63
 # Orders pending entries delivered in the same millisecond as Redis's time-ordered PEL list
@@ -55,6 +54,30 @@ PendingInfo = tuple[int, bytes, int, int]
 
 ClaimedEntry = tuple[int, list[bytes], int, int]
 """An entry claimed by XREADGROUP CLAIM: ``(id, fields, idle ms, earlier deliveries)``."""
+
+
+class GroupStream(Protocol):
+    """What a group (and a command holding only the group) reads of the stream it belongs
+    to: members of ``storage.stream.Stream``."""
+
+    @property
+    def length(self) -> int: ...  # Live entries.
+    @property
+    def last_id(self) -> int: ...  # ID of the last entry ever added (or XSETID).
+    @property
+    def first_id(self) -> int: ...  # ID of the first entry, 0 when empty.
+    @property
+    def max_deleted_entry_id(self) -> int: ...  # Largest ID ever deleted.
+    @property
+    def entries_added(self) -> int: ...  # Entries ever added.
+
+    def get(self, sid: int) -> list[bytes] | None: ...  # An entry's fields, None if absent.
+    def exists(self, sid: int) -> bool: ...  # Whether entry ``sid`` is live.
+    def last_live_id(self) -> int: ...  # ID of the last live entry, 0 when empty.
+    def spans(self, start: int, end: int, count: int = 0,
+              rev: bool = False) -> list[tuple[Node, int, int]]: ...  # Where a range lies.
+    def range_has_tombstones(self, start: int | None, end: int | None) -> bool: ...
+    def estimate_distance(self, sid: int) -> int: ...  # entries_read of ``sid``, estimated.
 
 
 class PendingEntry:
@@ -96,7 +119,7 @@ class ConsumerGroup:
 
     __slots__ = ("stream", "name", "last_id", "entries_read", "pel", "consumers", "_by_time")
 
-    stream: Stream  # The stream the group belongs to.
+    stream: GroupStream  # The stream the group belongs to.
     name: bytes  # Group name.
     last_id: int  # Last delivered ID: ``>`` reads serve IDs greater than this.
     entries_read: int  # Logical read counter of last_id; -1 when unknown.
@@ -104,7 +127,7 @@ class ConsumerGroup:
     consumers: dict[bytes, Consumer]  # Consumers by name (creation order).
     _by_time: SortedList | None  # Idle-order index of the PEL, built on first CLAIM use.
 
-    def __init__(self, stream: Stream, name: bytes, last_id: int, entries_read: int) -> None:
+    def __init__(self, stream: GroupStream, name: bytes, last_id: int, entries_read: int) -> None:
         self.stream = stream
         self.name = name
         self.last_id = last_id
@@ -208,8 +231,6 @@ class ConsumerGroup:
         as pending for ``consumer`` (taking it over from another consumer if
         XGROUP SETID moved last_id back, with the count reset to 1).
         """
-        from sluice.storage.stream import span_entries
-
         return span_entries(self.deliver_new_spans(consumer, count, now, noack)[0])
 
     def deliver_new_spans(

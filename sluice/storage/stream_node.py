@@ -27,7 +27,10 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Sequence
 
-__all__ = ["Node", "lp_int_size", "lp_str_size", "positions"]
+__all__ = ["Entry", "Node", "lp_int_size", "lp_str_size", "positions", "span_entries"]
+
+Entry = tuple[int, list[bytes]]
+"""A stream entry as returned to the command layer: ``(id, [f1, v1, f2, v2, ...])``."""
 
 _MASK64 = (1 << 64) - 1
 _INT64_MAX = (1 << 63) - 1
@@ -365,3 +368,9 @@ class Node:
         ms = self.ms
         seq = self.seq
         return ((ms[i] << 64) | seq[i] for i, d in enumerate(self.data) if d is not None)
+
+
+def span_entries(spans: list[tuple[Node, int, int]]) -> list[Entry]:
+    """The live entries of ascending ``Stream.spans`` as ``(id, fields)``."""
+    return [(node.id_at(i), node.fields_at(i))  # type: ignore[misc]
+            for node, lo, hi in spans for i in range(lo, hi) if node.data[i] is not None]
