@@ -24,6 +24,12 @@ class CommandError(Exception):
         return ErrorReply(self.message)
 
 
+class ConfigError(Exception):
+    """A bad configuration value or directive (the config file, the command line, CONFIG SET);
+    the text is what Redis would say after ``ERR``. Here, below both layers, so that CONFIG
+    handlers can catch what ``server/config.py`` raises."""
+
+
 # Generic
 SYNTAX = "ERR syntax error"
 NOT_INTEGER = "ERR value is not an integer or out of range"

@@ -32,6 +32,7 @@ from sluice.commands.errors import (
     NOPERM_EXEC_REASONS,
     NOPERM_KEY,
     CommandError,
+    ConfigError,
 )
 from sluice.storage.aof import write_durably
 
@@ -49,7 +50,6 @@ from .acl_user import (
     has_spaces,
     merge_selector_args,
 )
-from .config import ConfigError
 
 if TYPE_CHECKING:
     from sluice.commands.spec import Cmd
@@ -438,27 +438,3 @@ def _subscriptions_revoked(client: Client, allowed: list[bytes]) -> bool:
             if not channel_allowed(allowed, ch, is_pattern):
                 return True
     return False
-
-
-def parse_user_directive(args: list[bytes]) -> list[list[bytes]]:
-    """Config-file ``user <name> rules...``: syntax-checked now, loaded at start-up.
-
-    Unknown commands and categories are tolerated here, as Redis does before modules load.
-    """
-    if len(args) < 1:
-        raise ConfigError("wrong number of arguments")
-    try:
-        ops = merge_selector_args(args[1:])
-    except ValueError as e:
-        raise ConfigError(f"Error in user declaration '{e.args[0].decode(errors='replace')}': "
-                          "Unmatched parenthesis in acl selector") from None
-    probe = User(args[0])
-    empty = CommandIndex({})
-    for op in ops:
-        try:
-            probe.apply(op, empty, False)
-        except UnknownCommandRule:
-            continue
-        except RuleError as e:
-            raise ConfigError(f"Error in user declaration '{op.decode(errors='replace')}': {e}") from None
-    return [list(args)]

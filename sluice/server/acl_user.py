@@ -26,6 +26,7 @@ import hashlib
 import hmac
 from typing import TYPE_CHECKING
 
+from sluice.commands.errors import ConfigError
 from sluice.commands.spec import CATEGORY_NAMES, A, Cmd, F
 from sluice.protocol import split_inline_args
 from sluice.storage.glob import compile_pattern
@@ -552,3 +553,27 @@ def merge_selector_args(args: list[bytes]) -> list[bytes]:
     if current is not None:
         raise ValueError(opener)
     return out
+
+
+def parse_user_directive(args: list[bytes]) -> list[list[bytes]]:
+    """Config-file ``user <name> rules...``: syntax-checked now, loaded at start-up.
+
+    Unknown commands and categories are tolerated here, as Redis does before modules load.
+    """
+    if len(args) < 1:
+        raise ConfigError("wrong number of arguments")
+    try:
+        ops = merge_selector_args(args[1:])
+    except ValueError as e:
+        raise ConfigError(f"Error in user declaration '{e.args[0].decode(errors='replace')}': "
+                          "Unmatched parenthesis in acl selector") from None
+    probe = User(args[0])
+    empty = CommandIndex({})
+    for op in ops:
+        try:
+            probe.apply(op, empty, False)
+        except UnknownCommandRule:
+            continue
+        except RuleError as e:
+            raise ConfigError(f"Error in user declaration '{op.decode(errors='replace')}': {e}") from None
+    return [list(args)]

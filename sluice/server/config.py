@@ -19,12 +19,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sluice.commands.errors import ConfigError
 from sluice.protocol import split_inline_args
 
-
-class ConfigError(Exception):
-    """A bad value or directive; the text is what Redis would say after ``ERR``."""
-
+from .acl_user import parse_user_directive
 
 IMMUTABLE, PROTECTED, HIDDEN = 1, 2, 4
 # A directive that may repeat in the config file (``user``, ``rename-command``); each line adds
@@ -162,12 +160,6 @@ def _render_obuf(value: dict[str, tuple[int, int, int]]) -> bytes:
     ).encode()
 
 
-def _parse_user(args: list[bytes]) -> list[list[bytes]]:
-    from .acl import parse_user_directive  # noqa: PLC0415 - acl imports this module
-
-    return parse_user_directive(args)
-
-
 def _parse_rename(args: list[bytes]) -> list[list[bytes]]:
     if len(args) != 2:
         raise ConfigError("Bad directive or wrong number of arguments")
@@ -229,7 +221,7 @@ PARAMS: list[Param] = [
     Param("aclfile", "string", "", flags=IMMUTABLE),
     Param("acllog-max-len", "int", 128, 0, 2**63 - 1),
     Param("acl-pubsub-default", "enum", "resetchannels", choices=("allchannels", "resetchannels")),
-    Param("user", "special", [], flags=MULTI, parse=_parse_user, render=_render_words),
+    Param("user", "special", [], flags=MULTI, parse=parse_user_directive, render=_render_words),
     Param("rename-command", "special", [], flags=MULTI, parse=_parse_rename, render=_render_words),
     Param("unixsocket", "string", "", flags=IMMUTABLE),
     Param("unixsocketperm", "special", 0, flags=IMMUTABLE, parse=_parse_octal,
