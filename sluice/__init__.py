@@ -5,3 +5,6 @@ command table and handlers), ``server`` (asyncio), ``pipeline`` (PySpark, option
 """
 
 __version__ = "0.1.0"
+
+REDIS_VERSION = "8.6.3"
+"""The Redis release whose behaviour Sluice matches (INFO redis_version, HELLO's version)."""

@@ -2,9 +2,10 @@
 
 A family module (``strings.py``, ``streams.py`` ...) ends with a ``COMMANDS`` tuple of
 ``spec.cmd(...)`` rows. ``load_table`` imports each module of this package, and attaches
-``parent|sub`` rows to their parent's ``subcommands``. Modules import no ``server`` code: the
-``ctx`` they receive is a ``server.client.Client``. Each call returns fresh copies of the rows,
-so two servers in one process (tests) never share INFO commandstats.
+``parent|sub`` rows to their parent's ``subcommands``. Handlers are typed against
+``context.Context`` (what a handler may use; the server's client implements it), and no module
+here imports ``sluice.server``. Each call returns fresh copies of the rows, so two servers in
+one process (tests) never share INFO commandstats.
 """
 
 from __future__ import annotations
@@ -13,22 +14,22 @@ import copy
 import importlib
 import pkgutil
 
-from .spec import Cmd
+from .context import Command
 
-_NOT_FAMILIES = {"spec", "args", "errors", "docs"}
+_NOT_FAMILIES = {"spec", "args", "errors", "docs", "context", "reply"}
 
 
-def load_table() -> dict[bytes, Cmd]:
-    """name (lower-case bytes) -> Cmd for every top-level command."""
-    rows: list[Cmd] = []
+def load_table() -> dict[bytes, Command]:
+    """name (lower-case bytes) -> its row, for every top-level command."""
+    rows: list[Command] = []
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
         if info.name in _NOT_FAMILIES or info.name.startswith("_"):
             continue
         module = importlib.import_module(f"{__name__}.{info.name}")
         # A copy per table: each server keeps its own command statistics.
         rows.extend(_fresh(row) for row in getattr(module, "COMMANDS", ()))
-    table: dict[bytes, Cmd] = {}
-    subs: list[Cmd] = []
+    table: dict[bytes, Command] = {}
+    subs: list[Command] = []
     for row in rows:
         if "|" in row.name:
             subs.append(row)
@@ -45,7 +46,7 @@ def load_table() -> dict[bytes, Cmd]:
     return table
 
 
-def _fresh(row: Cmd) -> Cmd:
+def _fresh(row: Command) -> Command:
     out = copy.copy(row)
     out.subcommands = {}
     out.parent = None

@@ -3,8 +3,8 @@ LOAD, SAVE, HELP.
 
 Mirrors Redis's ``aclCommand`` (acl.c), with the 7.2+ replies (the newest documented): ACL
 LOG entries carry ``entry-id``, ``timestamp-created`` and ``timestamp-last-updated``, and
-DRYRUN names the user in its denial. The state lives in ``server.acl_manager``
-(``sluice/server/acl.py``); handlers only parse and shape replies.
+DRYRUN names the user in its denial. The state lives in ``ctx.server.acl_manager`` (an
+``Acl`` of ``context.py``, ``sluice/server/acl.py``); handlers only parse and shape replies.
 """
 
 from __future__ import annotations
@@ -14,26 +14,30 @@ from typing import Any
 
 from sluice.protocol import OK, Double, Map, Set, SimpleString
 
-from .args import Args, parse_int
+from .args import Args, has_spaces, parse_int
+from .context import Acl, AclSelector, Command, Context, Reply, user_key
 from .errors import (
     ACL_DEFAULT_UNDELETABLE,
     ACL_GENPASS_BITS,
     ACL_NO_FILE,
+    ACL_OK,
     ACL_SAVE_FAILED,
     ACL_USERNAME_SPACES,
+    DENIED_CMD,
     CommandError,
+    denial_message,
     wrong_arity,
 )
-from .spec import ADMIN, LOADING, NONE, NOSCRIPT, STALE, A, cmd
+from .spec import ADMIN, CATEGORIES, LOADING, NONE, NOSCRIPT, STALE, A, cmd
 
 _GENPASS_MAX_BITS = 4096
 
 
-def _mgr(ctx: Any) -> Any:
+def _mgr(ctx: Context) -> Acl[Context]:
     return ctx.server.acl_manager
 
 
-def _redact(ctx: Any, first: int) -> None:
+def _redact(ctx: Context, first: int) -> None:
     """``redactClientCommandArgument``: rules and user names never reach SLOWLOG (the list
     is the one ``call`` logs, so it is changed in place once the handler has parsed it)."""
     argv = ctx.argv
@@ -41,9 +45,7 @@ def _redact(ctx: Any, first: int) -> None:
         argv[i] = b"(redacted)"
 
 
-def acl_setuser(ctx: Any, args: Args) -> Any:
-    from sluice.server.acl_user import has_spaces
-
+def acl_setuser(ctx: Context, args: Args) -> Reply:
     name = args.next()
     rules = args.rest()
     _redact(ctx, 2)
@@ -55,14 +57,12 @@ def acl_setuser(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def _selector_fields(sel: Any) -> list[Any]:
+def _selector_fields(sel: AclSelector) -> list[Any]:
     return [b"commands", sel.describe_commands(), b"keys", sel.describe_keys(),
             b"channels", sel.describe_channels()]
 
 
-def acl_getuser(ctx: Any, args: Args) -> Any:
-    from sluice.server.acl import user_key
-
+def acl_getuser(ctx: Context, args: Args) -> Reply:
     user = _mgr(ctx).users.get(user_key(args.next()))
     _redact(ctx, 2)
     if user is None:
@@ -78,7 +78,7 @@ def _pairs(flat: list[Any]) -> Map:
     return Map(zip(flat[::2], flat[1::2], strict=True))
 
 
-def acl_deluser(ctx: Any, args: Args) -> Any:
+def acl_deluser(ctx: Context, args: Args) -> Reply:
     names = args.rest()
     _redact(ctx, 2)
     if b"default" in names:
@@ -86,21 +86,19 @@ def acl_deluser(ctx: Any, args: Args) -> Any:
     return _mgr(ctx).deluser(names, ctx)
 
 
-def acl_list(ctx: Any, args: Args) -> Any:
+def acl_list(ctx: Context, args: Args) -> Reply:
     return [b"user " + u.name + b" " + u.describe() for u in _mgr(ctx).sorted_users()]
 
 
-def acl_users(ctx: Any, args: Args) -> Any:
+def acl_users(ctx: Context, args: Args) -> Reply:
     return [u.name for u in _mgr(ctx).sorted_users()]
 
 
-def acl_whoami(ctx: Any, args: Args) -> Any:
+def acl_whoami(ctx: Context, args: Args) -> Reply:
     return ctx.user.encode("utf-8", "surrogateescape")
 
 
-def acl_cat(ctx: Any, args: Args) -> Any:
-    from sluice.server.acl_user import CATEGORIES
-
+def acl_cat(ctx: Context, args: Args) -> Reply:
     if not args:
         return list(CATEGORIES)
     if len(args) > 1:
@@ -112,9 +110,7 @@ def acl_cat(ctx: Any, args: Args) -> Any:
     return [c.name.encode() for c in _mgr(ctx).index.in_category(cat)]
 
 
-def acl_dryrun(ctx: Any, args: Args) -> Any:
-    from sluice.server.acl import denial_message, user_key
-
+def acl_dryrun(ctx: Context, args: Args) -> Reply:
     name = args.next()
     user = _mgr(ctx).users.get(user_key(name))
     if user is None:
@@ -130,13 +126,14 @@ def acl_dryrun(ctx: Any, args: Args) -> Any:
     if (target.arity > 0 and n != target.arity) or n < -target.arity:
         raise CommandError(wrong_arity(target.name).message)
     res, idx = user.check(target, argv)
-    if res == 0:
+    if res == ACL_OK:
         return OK
     # The verbose form, a bulk string (not an error), and without the NOPERM code.
-    return denial_message(res, user, target, argv[idx] if res != 1 else None)[len(b"NOPERM "):]
+    obj = argv[idx] if res != DENIED_CMD else None
+    return denial_message(res, user.name, target.name, obj)[len(b"NOPERM "):]
 
 
-def acl_genpass(ctx: Any, args: Args) -> Any:
+def acl_genpass(ctx: Context, args: Args) -> Reply:
     bits = 256
     if len(args) > 1:
         raise _subcommand_syntax(ctx.argv[1])
@@ -148,7 +145,7 @@ def acl_genpass(ctx: Any, args: Args) -> Any:
     return secrets.token_hex((chars + 1) // 2)[:chars].encode()
 
 
-def acl_log(ctx: Any, args: Args) -> Any:
+def acl_log(ctx: Context, args: Args) -> Reply:
     mgr = _mgr(ctx)
     count = 10
     if args:
@@ -156,7 +153,7 @@ def acl_log(ctx: Any, args: Args) -> Any:
         if len(args):
             raise _subcommand_syntax(ctx.argv[1])
         if raw.lower() == b"reset":
-            mgr.log.clear()
+            mgr.clear_log()
             return OK
         count = max(parse_int(raw), 0)
     now = ctx.now_ms()
@@ -186,7 +183,7 @@ def _subcommand_syntax(sub: bytes) -> CommandError:
                         + sub[:128] + b"'. Try ACL HELP.")
 
 
-def acl_load(ctx: Any, args: Args) -> Any:
+def acl_load(ctx: Context, args: Args) -> Reply:
     if not ctx.server.config.aclfile:
         raise CommandError(ACL_NO_FILE)
     errors = _mgr(ctx).load_file(ctx)
@@ -195,7 +192,7 @@ def acl_load(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def acl_save(ctx: Any, args: Args) -> Any:
+def acl_save(ctx: Context, args: Args) -> Reply:
     if not ctx.server.config.aclfile:
         raise CommandError(ACL_NO_FILE)
     if not _mgr(ctx).save_file():
@@ -233,7 +230,7 @@ _HELP = (
 )
 
 
-def acl_help(ctx: Any, args: Args) -> Any:
+def acl_help(ctx: Context, args: Args) -> Reply:
     lines = ["ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", *_HELP,
              "HELP", "    Print this help."]
     return [SimpleString(line.encode()) for line in lines]
@@ -243,7 +240,7 @@ _ADM = ADMIN | NOSCRIPT | LOADING | STALE
 _PLAIN = NOSCRIPT | LOADING | STALE
 _N = "O(N). Where N is the number of configured users."
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name           arity  flags            acl     keys  handler
     cmd("acl",           -2,  NONE,            A.NONE, None, None,
         "A container for Access List Control commands.", group="server", since="6.0.0",

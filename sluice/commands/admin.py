@@ -22,14 +22,14 @@ Mirrors Redis's ``configCommand`` (config.c), ``slowlogCommand`` (slowlog.c),
 
 from __future__ import annotations
 
-import collections
 import logging
 import time
 from typing import Any
 
 from sluice.protocol import OK, Map, Raw, Verbatim
 
-from .args import Args
+from .args import Args, parse_int
+from .context import Command, Context, Reply
 from .errors import (
     CONFIG_NO_FILE,
     LATENCY_NO_SAMPLES,
@@ -39,6 +39,7 @@ from .errors import (
     SLOWLOG_COUNT,
     SYNTAX,
     CommandError,
+    ConfigError,
     subcommand_syntax,
 )
 from .introspection import help_reply
@@ -61,51 +62,19 @@ _LOG_LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": loggin
                "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
 
 
-# -- runtime effects of configuration changes ---------------------------------------------------
-
-
-def install(server: Any) -> None:
-    """Apply the settings that matter at run time whenever CONFIG SET changes them."""
-    config = server.config
-
-    def hz(value: int) -> None:
-        config.hz = min(max(value, 1), 500)  # Redis accepts any value and clamps it
-
-    def proto_max_bulk_len(value: int) -> None:
-        for client in server.clients.values():
-            client.reader.set_limits(max_bulk_len=value)
-
-    def loglevel(value: str) -> None:
-        logging.getLogger("sluice").setLevel(_LOG_LEVELS.get(value, logging.INFO))
-
-    config.on_change("hz", hz)
-    config.on_change("proto-max-bulk-len", proto_max_bulk_len)
-    config.on_change("loglevel", loglevel)
-    hz(config.hz)
-
-
 # -- CONFIG ---------------------------------------------------------------------------------------
 
 
-def config_get(ctx: Any, args: Args) -> Any:
+def config_get(ctx: Context, args: Args) -> Reply:
     return Map(ctx.server.config.get_matching(args.rest()))
 
 
-def _protected_configs_ok(ctx: Any) -> bool:
+def _protected_configs_ok(ctx: Context) -> bool:
     setting = ctx.server.config.enable_protected_configs
-    return setting == "yes" or (setting == "local" and _is_local(ctx))
+    return setting == "yes" or (setting == "local" and ctx.is_local())
 
 
-def _is_local(ctx: Any) -> bool:
-    from sluice.server.security import is_local_peer  # noqa: PLC0415 - one rule for both
-
-    transport = ctx.transport
-    return transport is None or is_local_peer(transport)
-
-
-def config_set(ctx: Any, args: Args) -> Any:
-    from sluice.server.config import ConfigError  # noqa: PLC0415 - the error type only
-
+def config_set(ctx: Context, args: Args) -> Reply:
     argv = args.rest()
     if len(argv) % 2:
         raise CommandError(SYNTAX)
@@ -117,29 +86,12 @@ def config_set(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def reset_stats(server: Any) -> None:
-    """CONFIG RESETSTAT: INFO stats, command stats and error stats start from zero."""
-    server.stats.clear()
-    server.error_stats.clear()
-    server.commands_base = -sum(c.commands_processed for c in server.clients.values())
-    # The persistence section's counters Redis resets as well.
-    if server.persistence is not None:
-        server.persistence.reset_stats()
-    if server.aof is not None:
-        server.aof.reset_stats()
-    for c in server.table.values():
-        for row in (c, *c.subcommands.values()):
-            row.calls = row.usec = row.rejected_calls = row.failed_calls = 0
-
-
-def config_resetstat(ctx: Any, args: Args) -> Any:
-    reset_stats(ctx.server)
+def config_resetstat(ctx: Context, args: Args) -> Reply:
+    ctx.server.reset_stats()
     return OK
 
 
-def config_rewrite(ctx: Any, args: Args) -> Any:
-    from sluice.server.config import ConfigError  # noqa: PLC0415 - the error type only
-
+def config_rewrite(ctx: Context, args: Args) -> Reply:
     config = ctx.server.config
     if not config.config_file:
         raise CommandError(CONFIG_NO_FILE)
@@ -166,21 +118,19 @@ _CONFIG_HELP = (
 )
 
 
-def config_help(ctx: Any, args: Args) -> Any:
+def config_help(ctx: Context, args: Args) -> Reply:
     return help_reply("CONFIG", _CONFIG_HELP)
 
 
 # -- SLOWLOG --------------------------------------------------------------------------------------
 
 
-def slowlog_get(ctx: Any, args: Args) -> Any:
+def slowlog_get(ctx: Context, args: Args) -> Reply:
     count = 10
     if args:
         raw = args.next()
         if args:
             raise subcommand_syntax(ctx.argv[1], "slowlog")
-        from .args import parse_int
-
         count = parse_int(raw, SLOWLOG_COUNT)
         if count < -1:
             raise CommandError(SLOWLOG_COUNT)
@@ -190,11 +140,11 @@ def slowlog_get(ctx: Any, args: Args) -> Any:
     return entries
 
 
-def slowlog_len(ctx: Any, args: Args) -> Any:
+def slowlog_len(ctx: Context, args: Args) -> Reply:
     return len(ctx.server.slowlog)
 
 
-def slowlog_reset(ctx: Any, args: Args) -> Any:
+def slowlog_reset(ctx: Context, args: Args) -> Reply:
     ctx.server.slowlog.clear()
     return OK
 
@@ -211,70 +161,25 @@ _SLOWLOG_HELP = (
 )
 
 
-def slowlog_help(ctx: Any, args: Args) -> Any:
+def slowlog_help(ctx: Context, args: Args) -> Reply:
     return help_reply("SLOWLOG", _SLOWLOG_HELP)
 
 
 # -- LATENCY --------------------------------------------------------------------------------------
 
-LATENCY_SAMPLES = 160  # per event, as Redis's LATENCY_TS_LEN
-
-
-class LatencyMonitor:
-    """Latency spikes per event: at most one sample per second, the last 160 kept."""
-
-    __slots__ = ("events",)
-
-    def __init__(self) -> None:
-        # event -> (samples [(unix seconds, ms)], all-time max ms)
-        self.events: dict[str, tuple[collections.deque[list[int]], list[int]]] = {}
-
-    def add(self, event: str, ms: int, now: int | None = None) -> None:
-        now = int(time.time()) if now is None else now
-        entry = self.events.get(event)
-        if entry is None:
-            entry = (collections.deque(maxlen=LATENCY_SAMPLES), [0])
-            self.events[event] = entry
-        samples, peak = entry
-        peak[0] = max(peak[0], ms)
-        if samples and samples[-1][0] == now:  # one sample per second: keep the worst
-            samples[-1][1] = max(samples[-1][1], ms)
-        else:
-            samples.append([now, ms])
-
-    def latest(self) -> list[list[Any]]:
-        return [[name.encode(), samples[-1][0], samples[-1][1], peak[0]]
-                for name, (samples, peak) in self.events.items() if samples]
-
-    def history(self, event: bytes) -> list[list[int]]:
-        entry = self.events.get(event.decode(errors="replace"))
-        return [list(s) for s in entry[0]] if entry else []
-
-    def reset(self, events: list[bytes]) -> int:
-        if not events:
-            n = len(self.events)
-            self.events.clear()
-            return n
-        n = 0
-        for raw in events:
-            if self.events.pop(raw.decode(errors="replace"), None) is not None:
-                n += 1
-        return n
-
-
-def latency_latest(ctx: Any, args: Args) -> Any:
+def latency_latest(ctx: Context, args: Args) -> Reply:
     return ctx.server.latency.latest()
 
 
-def latency_history(ctx: Any, args: Args) -> Any:
+def latency_history(ctx: Context, args: Args) -> Reply:
     return ctx.server.latency.history(args.next())
 
 
-def latency_reset(ctx: Any, args: Args) -> Any:
+def latency_reset(ctx: Context, args: Args) -> Reply:
     return ctx.server.latency.reset(args.rest())
 
 
-def latency_graph(ctx: Any, args: Args) -> Any:
+def latency_graph(ctx: Context, args: Args) -> Reply:
     event = args.next()
     samples = ctx.server.latency.history(event)
     if not samples:
@@ -284,13 +189,13 @@ def latency_graph(ctx: Any, args: Args) -> Any:
     name = event.decode(errors="replace")
     lines = [f"{name} - high {peak} ms, low {min(ms for _, ms in samples)} ms "
              f"(all time high {ctx.server.latency.events[name][1][0]} ms)", "-" * 72]
-    for ts, ms in samples[-LATENCY_SAMPLES:]:
+    for ts, ms in samples:  # the monitor keeps the last 160
         bar = "#" * max(1, round(40 * ms / peak))
         lines.append(f"{now - ts:>6}s ago {ms:>8} ms |{bar}")
     return Verbatim(("\n".join(lines) + "\n").encode())
 
 
-def latency_doctor(ctx: Any, args: Args) -> Any:
+def latency_doctor(ctx: Context, args: Args) -> Reply:
     server = ctx.server
     threshold = server.config.latency_monitor_threshold
     if not threshold:
@@ -315,7 +220,7 @@ def latency_doctor(ctx: Any, args: Args) -> Any:
     return Verbatim(("\n".join(lines) + "\n").encode())
 
 
-def latency_histogram(ctx: Any, args: Args) -> Any:
+def latency_histogram(ctx: Context, args: Args) -> Reply:
     # Sluice does not keep per-command latency histograms (latency-tracking): no entries.
     return Map()
 
@@ -336,7 +241,7 @@ _LATENCY_HELP = (
 )
 
 
-def latency_help(ctx: Any, args: Args) -> Any:
+def latency_help(ctx: Context, args: Args) -> Reply:
     return help_reply("LATENCY", _LATENCY_HELP)
 
 
@@ -383,7 +288,7 @@ def monitor_line(client: Any, argv: list[bytes], now: float | None = None) -> by
     return b"+%.6f [%d %s] %s\r\n" % (t, client.db.id, addr.encode(), args)
 
 
-def monitor(ctx: Any, args: Args) -> Any:
+def monitor(ctx: Context, args: Args) -> Reply:
     if ctx.in_exec:
         raise CommandError(MONITOR_IN_MULTI)
     if ctx.monitor:
@@ -396,7 +301,7 @@ def monitor(ctx: Any, args: Args) -> Any:
 # -- SHUTDOWN -------------------------------------------------------------------------------------
 
 
-def shutdown(ctx: Any, args: Args) -> Any:
+def shutdown(ctx: Context, args: Args) -> Reply:
     save: bool | None = None
     force = abort = False
     for opt in args.rest():
@@ -439,7 +344,7 @@ _LATENCY_TIPS = ("nondeterministic_output", "request_policy:all_nodes",
                  "response_policy:special")
 _ALL_NODES_OK = ("request_policy:all_nodes", "response_policy:all_succeeded")
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name                 arity  flags                    acl           keys  handler
     cmd("config",              -2,  NONE,                    A.NONE,       None, None,
         "Groups the commands that read and change the configuration.", group="server",

@@ -22,6 +22,15 @@ def parse_int(value: bytes, error: str = NOT_INTEGER) -> int:
     return n
 
 
+_SPACES = frozenset(b" \t\n\v\f\r\x00")
+
+
+def has_spaces(s: bytes) -> bool:
+    """Redis's ``ACLStringHasSpaces``: whitespace or NUL (not allowed in ACL user names and
+    patterns)."""
+    return any(c in _SPACES for c in s)
+
+
 def parse_float(value: bytes, error: str = NOT_FLOAT) -> float:
     """A double as Redis's ``string2d``/``strtold``: no spaces, no NaN, ``inf`` allowed."""
     if not value or value[:1].isspace() or value[-1:].isspace():

@@ -7,11 +7,13 @@ Mirrors Redis's ``pingCommand``, ``helloCommand``, ``authCommand``, ``selectComm
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
 
+from sluice import REDIS_VERSION
 from sluice.protocol import OK, PONG, Map, Set, SimpleString, Verbatim
 
 from .args import Args, parse_int
+from .context import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT, Command, Context, Reply, user_key
 from .errors import (
     AUTH_NOT_CONFIGURED,
     CACHING_NEEDS_TRACKING,
@@ -28,11 +30,13 @@ from .errors import (
     TIMEOUT_NOT_INTEGER,
     TRACKING_UNSUPPORTED,
     UNBLOCK_REASON,
+    UNBLOCKED_ERROR,
     UNKNOWN_CLIENT_TYPE,
     WRONGPASS,
     CommandError,
     subcommand_syntax,
 )
+from .introspection import help_reply
 from .spec import (
     ADMIN,
     ALLOW_BUSY,
@@ -46,13 +50,11 @@ from .spec import (
     cmd,
 )
 
-# Reply modes of CLIENT REPLY (the values of server.client.REPLY_*; commands import no server).
-REPLY_ON, REPLY_OFF, REPLY_SKIP_NEXT = 0, 1, 3
 _CL = NOSCRIPT | LOADING | STALE
 _RESET = SimpleString(b"RESET")
 
 
-def ping(ctx: Any, args: Args) -> Any:
+def ping(ctx: Context, args: Args) -> Reply:
     argv = args.argv  # not len(args): PING is the benchmark of dispatch, every call counts
     if len(argv) > 2:
         raise CommandError("ERR wrong number of arguments for 'ping' command")
@@ -62,16 +64,16 @@ def ping(ctx: Any, args: Args) -> Any:
     return argv[1] if len(argv) == 2 else PONG
 
 
-def echo(ctx: Any, args: Args) -> Any:
+def echo(ctx: Context, args: Args) -> Reply:
     return args.next()
 
 
-def quit_(ctx: Any, args: Args) -> Any:
+def quit_(ctx: Context, args: Args) -> Reply:
     ctx.closing = True
     return OK
 
 
-def select(ctx: Any, args: Args) -> Any:
+def select(ctx: Context, args: Args) -> Reply:
     index = parse_int(args.next(), "ERR value is not an integer or out of range")
     keyspace = ctx.server.keyspace
     if not 0 <= index < len(keyspace):
@@ -80,14 +82,14 @@ def select(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def _authenticate(ctx: Any, username: bytes, password: bytes) -> None:
+def _authenticate(ctx: Context, username: bytes, password: bytes) -> None:
     """ACL users (server/acl.py): on success the client switches user and leaves the
     pre-auth request limits; a failure is counted and goes to ACL LOG."""
     if not ctx.server.acl_manager.auth_client(ctx, username, password):
         raise CommandError(WRONGPASS)
 
 
-def auth(ctx: Any, args: Args) -> Any:
+def auth(ctx: Context, args: Args) -> Reply:
     if len(args) > 2:
         raise CommandError(SYNTAX)
     if len(args) == 1:
@@ -100,7 +102,7 @@ def auth(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def hello(ctx: Any, args: Args) -> Any:
+def hello(ctx: Context, args: Args) -> Reply:
     proto = None
     if args:
         raw = args.next()
@@ -131,8 +133,6 @@ def hello(ctx: Any, args: Args) -> Any:
         ctx.name = setname
     if proto is not None:
         ctx.resp3 = proto == 3
-    from sluice.server.app import REDIS_VERSION  # noqa: PLC0415 - version constant only
-
     return Map({
         b"server": b"redis",
         b"version": REDIS_VERSION.encode(),
@@ -144,7 +144,7 @@ def hello(ctx: Any, args: Args) -> Any:
     })
 
 
-def reset(ctx: Any, args: Args) -> Any:
+def reset(ctx: Context, args: Args) -> Reply:
     server = ctx.server
     ctx.multi = None
     ctx.multi_error = False
@@ -156,12 +156,10 @@ def reset(ctx: Any, args: Args) -> Any:
         server.pubsub.unsubscribe_all(ctx)  # silently, as Redis's RESET does
     ctx.db = server.keyspace[0]
     ctx.resp3 = False
-    ctx.reply_mode = 0
+    ctx.reply_mode = REPLY_ON
     ctx.name = b""
     ctx.no_evict = ctx.no_touch = False
-    ctx.user = "default"
-    ctx.authenticated = not server.auth_required()  # clientSetDefaultAuth
-    ctx.reader.set_limits(auth_required=not ctx.authenticated)
+    ctx.set_default_auth()
     return _RESET
 
 
@@ -193,22 +191,22 @@ def _on_off(args: Args) -> bool:
     return word == b"ON"
 
 
-def client_id(ctx: Any, args: Args) -> Any:
+def client_id(ctx: Context, args: Args) -> Reply:
     return ctx.id
 
 
-def client_setname(ctx: Any, args: Args) -> Any:
+def client_setname(ctx: Context, args: Args) -> Reply:
     name = args.next()
     _check_client_name(name)
     ctx.name = name
     return OK
 
 
-def client_getname(ctx: Any, args: Args) -> Any:
+def client_getname(ctx: Context, args: Args) -> Reply:
     return ctx.name or None
 
 
-def client_setinfo(ctx: Any, args: Args) -> Any:
+def client_setinfo(ctx: Context, args: Args) -> Reply:
     attr = args.next_upper()
     value = args.next()
     if attr not in (b"LIB-NAME", b"LIB-VER"):
@@ -222,11 +220,11 @@ def client_setinfo(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def client_info(ctx: Any, args: Args) -> Any:
+def client_info(ctx: Context, args: Args) -> Reply:
     return Verbatim((ctx.info_line() + "\n").encode())
 
 
-def client_list(ctx: Any, args: Args) -> Any:
+def client_list(ctx: Context, args: Args) -> Reply:
     clients = list(ctx.server.clients.values())
     while args:
         opt = args.next_upper()
@@ -245,7 +243,7 @@ def client_list(ctx: Any, args: Args) -> Any:
     return Verbatim("".join(c.info_line() + "\n" for c in clients).encode())
 
 
-def _kill_filters(args: Args, ctx: Any) -> Any:
+def _kill_filters(args: Args, ctx: Context) -> Callable[[Context], bool]:
     """The new CLIENT KILL form: ``<filter> <value>`` pairs, as a predicate on clients."""
     ids: list[int] = []
     kind = addr = laddr = user = None
@@ -268,9 +266,9 @@ def _kill_filters(args: Args, ctx: Any) -> Any:
         elif opt == b"LADDR":
             laddr = value.decode(errors="replace")
         elif opt == b"USER":
-            user = value.decode("utf-8", "surrogateescape")
-            users = getattr(ctx.server.acl, "users", None)
-            if (user not in users) if users is not None else user != "default":
+            user = user_key(value)
+            acl = ctx.server.acl
+            if (user not in acl.users) if acl is not None else user != "default":
                 raise CommandError(NO_SUCH_USER % value.decode(errors="replace"))
         elif opt == b"SKIPME":
             word = value.lower()
@@ -286,7 +284,7 @@ def _kill_filters(args: Args, ctx: Any) -> Any:
             raise CommandError(SYNTAX)
     now_ms = time.time_ns() // 1_000_000
 
-    def matches(c: Any) -> bool:
+    def matches(c: Context) -> bool:
         return ((not ids or c.id in ids) and (kind is None or c.kind == kind)
                 and (addr is None or c.addr == addr) and (laddr is None or c.laddr == laddr)
                 and (user is None or c.user == user) and not (skipme and c is ctx)
@@ -302,42 +300,42 @@ def _plain_int(raw: bytes) -> int | None:
         return None
 
 
-def client_kill(ctx: Any, args: Args) -> Any:
+def client_kill(ctx: Context, args: Args) -> Reply:
     server = ctx.server
     if len(args) == 1:  # the old form: CLIENT KILL addr:port
         addr = args.next().decode(errors="replace")
         target = next((c for c in server.clients.values() if c.addr == addr), None)
         if target is None:
             raise CommandError(NO_SUCH_CLIENT)
-        _kill(server, ctx, target)
+        _kill(ctx, target)
         return OK
     matches = _kill_filters(args, ctx)
     killed = 0
     for c in list(server.clients.values()):
         if matches(c):
-            _kill(server, ctx, c)
+            _kill(ctx, c)
             killed += 1
     return killed
 
 
-def _kill(server: Any, ctx: Any, target: Any) -> None:
+def _kill(ctx: Context, target: Context) -> None:
     if target is ctx:
         ctx.closing = True  # after this reply, as Redis's CLIENT_CLOSE_AFTER_REPLY
     else:
-        server.close_client(target)
+        ctx.server.close_client(target)
 
 
-def client_no_evict(ctx: Any, args: Args) -> Any:
+def client_no_evict(ctx: Context, args: Args) -> Reply:
     ctx.no_evict = _on_off(args)
     return OK
 
 
-def client_no_touch(ctx: Any, args: Args) -> Any:
+def client_no_touch(ctx: Context, args: Args) -> Reply:
     ctx.no_touch = _on_off(args)
     return OK
 
 
-def client_reply(ctx: Any, args: Args) -> Any:
+def client_reply(ctx: Context, args: Args) -> Reply:
     mode = args.next_upper()
     if mode == b"ON":
         ctx.reply_mode = REPLY_ON
@@ -352,7 +350,7 @@ def client_reply(ctx: Any, args: Args) -> Any:
     return OK  # not sent: the mode now drops it
 
 
-def client_pause(ctx: Any, args: Args) -> Any:
+def client_pause(ctx: Context, args: Args) -> Reply:
     timeout = parse_int(args.next(), TIMEOUT_NOT_INTEGER)
     if timeout < 0:
         raise CommandError(NOT_POSITIVE_TIMEOUT)
@@ -368,12 +366,12 @@ def client_pause(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def client_unpause(ctx: Any, args: Args) -> Any:
+def client_unpause(ctx: Context, args: Args) -> Reply:
     ctx.server.unpause_clients()
     return OK
 
 
-def client_unblock(ctx: Any, args: Args) -> Any:
+def client_unblock(ctx: Context, args: Args) -> Reply:
     target_id = parse_int(args.next())
     mode = args.next_upper() if args else b"TIMEOUT"
     if mode not in (b"TIMEOUT", b"ERROR") or args:
@@ -382,8 +380,6 @@ def client_unblock(ctx: Any, args: Args) -> Any:
     target = server.clients.get(target_id)
     if target is None or target.bstate is None:
         return 0
-    from sluice.server.blocking import UNBLOCKED_ERROR  # noqa: PLC0415 - the reply constant
-
     server.blocking.unblock_client(
         target, UNBLOCKED_ERROR if mode == b"ERROR" else target.bstate.on_timeout
     )
@@ -394,7 +390,7 @@ def client_unblock(ctx: Any, args: Args) -> Any:
     return 1
 
 
-def client_tracking(ctx: Any, args: Args) -> Any:
+def client_tracking(ctx: Context, args: Args) -> Reply:
     if _on_off(args):
         raise CommandError(TRACKING_UNSUPPORTED)
     while args:  # OFF takes (and ignores) the options, as Redis does
@@ -406,15 +402,15 @@ def client_tracking(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def client_caching(ctx: Any, args: Args) -> Any:
+def client_caching(ctx: Context, args: Args) -> Reply:
     raise CommandError(CACHING_NEEDS_TRACKING)  # tracking is never on
 
 
-def client_getredir(ctx: Any, args: Args) -> Any:
+def client_getredir(ctx: Context, args: Args) -> Reply:
     return -1
 
 
-def client_trackinginfo(ctx: Any, args: Args) -> Any:
+def client_trackinginfo(ctx: Context, args: Args) -> Reply:
     return Map({b"flags": Set([b"off"]), b"redirect": -1, b"prefixes": []})
 
 
@@ -464,13 +460,11 @@ _CLIENT_HELP = (
 )
 
 
-def client_help(ctx: Any, args: Args) -> Any:
-    from .introspection import help_reply  # noqa: PLC0415 - shared HELP layout
-
+def client_help(ctx: Context, args: Args) -> Reply:
     return help_reply("CLIENT", _CLIENT_HELP)
 
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name              arity  flags                                        acl           keys  handler
     cmd("ping",            -1,   FAST,                                        A.CONNECTION, None, ping,
         "Returns the server's liveliness response.", complexity="O(1)", group="connection",

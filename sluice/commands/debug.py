@@ -19,7 +19,6 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from typing import Any
 
 from sluice.protocol import (
     OK,
@@ -34,7 +33,8 @@ from sluice.protocol import (
     Verbatim,
 )
 
-from .args import Args
+from .args import Args, parse_int
+from .context import Context, Reply
 from .errors import (
     DEBUG_NOT_ALLOWED,
     DEBUG_PROTOCOL_TYPE,
@@ -43,6 +43,7 @@ from .errors import (
     CommandError,
     subcommand_syntax,
 )
+from .introspection import help_reply
 
 log = logging.getLogger("sluice")
 
@@ -73,23 +74,15 @@ def _atoi(raw: bytes) -> int:
     return sign * int(digits) if digits else 0
 
 
-def _allowed(ctx: Any) -> bool:
+def _allowed(ctx: Context) -> bool:
     setting = ctx.server.config.enable_debug_command
-    if setting == "yes":
-        return True
-    if setting != "local":
-        return False
-    transport = ctx.transport
-    peer = transport.get_extra_info("peername") if transport is not None else None
-    return not isinstance(peer, tuple) or str(peer[0]) in ("127.0.0.1", "::1")
+    return setting == "yes" or (setting == "local" and ctx.is_local())
 
 
 # -- subcommands --------------------------------------------------------------------------------
 
 
-def _help(ctx: Any, argv: list[bytes]) -> Any:
-    from .introspection import help_reply
-
+def _help(ctx: Context, argv: list[bytes]) -> Reply:
     return help_reply("DEBUG", (
         "CHANGE-REPL-ID",
         "    Give the server a new replication ID.",
@@ -115,28 +108,28 @@ def _help(ctx: Any, argv: list[bytes]) -> Any:
     ))
 
 
-def _log(ctx: Any, argv: list[bytes]) -> Any:
+def _log(ctx: Context, argv: list[bytes]) -> Reply:
     log.warning("DEBUG LOG: %s", argv[2].decode(errors="replace"))
     return OK
 
 
-def _sleep(ctx: Any, argv: list[bytes]) -> Any:
+def _sleep(ctx: Context, argv: list[bytes]) -> Reply:
     seconds = _atof(argv[2])
     if seconds > 0:
         time.sleep(seconds)  # blocking the whole server is the point of DEBUG SLEEP
     return OK
 
 
-def _set_active_expire(ctx: Any, argv: list[bytes]) -> Any:
+def _set_active_expire(ctx: Context, argv: list[bytes]) -> Reply:
     ctx.server.active_expire_enabled = bool(_atoi(argv[2]))
     return OK
 
 
-def _error(ctx: Any, argv: list[bytes]) -> Any:
+def _error(ctx: Context, argv: list[bytes]) -> Reply:
     return ErrorReply(argv[2])
 
 
-def _change_repl_id(ctx: Any, argv: list[bytes]) -> Any:
+def _change_repl_id(ctx: Context, argv: list[bytes]) -> Reply:
     ctx.server.run_id = secrets.token_hex(20)
     return OK
 
@@ -148,10 +141,10 @@ _PUSH = b">2\r\n$16\r\nserver-cpu-usage\r\n:42\r\n"
 _PUSH_TEXT = b"Some real reply following the push reply"
 
 
-def _protocol(ctx: Any, argv: list[bytes]) -> Any:
+def _protocol(ctx: Context, argv: list[bytes]) -> Reply:
     name = argv[2].lower()
     resp3 = ctx.resp3
-    samples: dict[bytes, Callable[[], Any]] = {
+    samples: dict[bytes, Callable[[], Reply]] = {
         b"string": lambda: b"Hello World",
         b"integer": lambda: 12345,
         b"double": lambda: Double(3.141),
@@ -178,24 +171,22 @@ def _protocol(ctx: Any, argv: list[bytes]) -> Any:
     return make()
 
 
-def _object(ctx: Any, argv: list[bytes]) -> Any:
+def _object(ctx: Context, argv: list[bytes]) -> Reply:
     db = ctx.db
     key = argv[2]
-    value = db.peek(key) if hasattr(db, "peek") else db.get(key)
+    value = db.peek(key)
     if value is None:
         raise CommandError(NO_SUCH_KEY)
-    encoding = db.encoding(key, value) if hasattr(db, "encoding") else b"raw"
-    refcount = db.refcount(key, value) if hasattr(db, "refcount") else 1
-    idle = db.idle_seconds(key) if hasattr(db, "idle_seconds") else 0
+    encoding = db.encoding(key, value)
+    refcount = db.refcount(key, value)
+    idle = db.idle_seconds(key)
     length = len(value) if isinstance(value, (bytes, list, dict, set)) else 1
     lru = int(time.time()) & 0xFFFFFF
     return SimpleString(b"Value at:0x%x refcount:%d encoding:%s serializedlength:%d lru:%d "
                         b"lru_seconds_idle:%d" % (id(value), refcount, encoding, length, lru, idle))
 
 
-def _populate(ctx: Any, argv: list[bytes]) -> Any:
-    from .args import parse_int
-
+def _populate(ctx: Context, argv: list[bytes]) -> Reply:
     count = parse_int(argv[2])
     size = parse_int(argv[4]) if len(argv) == 5 else 0
     if count < 0 or size < 0:
@@ -214,22 +205,21 @@ def _populate(ctx: Any, argv: list[bytes]) -> Any:
     return OK
 
 
-def _reload(ctx: Any, argv: list[bytes]) -> Any:
-    persistence = getattr(ctx.server, "persistence", None)
-    reload = getattr(persistence, "debug_reload", None)
-    if reload is None:
+def _reload(ctx: Context, argv: list[bytes]) -> Reply:
+    persistence = ctx.server.persistence
+    if persistence is None:
         raise CommandError("ERR DEBUG RELOAD needs persistence, which this server lacks")
     if len(argv) > 2:
         raise CommandError("ERR DEBUG RELOAD options (MERGE, NOFLUSH, NOSAVE) are not "
                            "supported by Sluice")
-    if not reload():
+    if not persistence.debug_reload():
         raise CommandError("ERR Error trying to load the RDB dump")
     log.warning("DB reloaded by DEBUG RELOAD")
     return OK
 
 
 # name -> (handler, smallest argc, largest argc); argc counts DEBUG and the subcommand.
-_SUBCOMMANDS: dict[bytes, tuple[Callable[[Any, list[bytes]], Any], int, int]] = {
+_SUBCOMMANDS: dict[bytes, tuple[Callable[[Context, list[bytes]], Reply], int, int]] = {
     b"HELP": (_help, 2, 2),
     b"LOG": (_log, 3, 3),
     b"SLEEP": (_sleep, 3, 3),
@@ -243,7 +233,7 @@ _SUBCOMMANDS: dict[bytes, tuple[Callable[[Any, list[bytes]], Any], int, int]] = 
 }
 
 
-def debug(ctx: Any, args: Args) -> Any:
+def debug(ctx: Context, args: Args) -> Reply:
     if not _allowed(ctx):
         raise CommandError(DEBUG_NOT_ALLOWED)
     argv = ctx.argv

@@ -58,6 +58,7 @@ AUTH_NOT_CONFIGURED = (
 )
 NOPROTO = "NOPROTO unsupported protocol version"
 UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
+UNBLOCKED_ERROR = ErrorReply(UNBLOCKED.encode())  # CLIENT UNBLOCK ... ERROR's reply
 MAX_CLIENTS = "ERR max number of clients reached"
 SCRIPTING_UNAVAILABLE = "ERR scripting is not available in this version of Sluice yet"
 
@@ -75,6 +76,9 @@ NOPERM_EXEC_REASONS = {
     2: "no permission to touch the specified keys",
     4: "no permission to access one of the channels used as arguments",
 }
+# ACL check results (ACLCheckAllUserCommandPerm's), ordered as Redis orders them (the larger
+# wins); ACL_OK means allowed.
+ACL_OK, DENIED_CMD, DENIED_KEY, DENIED_AUTH, DENIED_CHANNEL = 0, 1, 2, 3, 4
 ACL_USERNAME_SPACES = "ERR Usernames can't contain spaces or null characters"
 ACL_DEFAULT_UNDELETABLE = "ERR The 'default' user cannot be removed"
 ACL_NO_FILE = (
@@ -153,6 +157,17 @@ def unknown_subcommand(sub: bytes, parent: str) -> CommandError:
     return CommandError(
         f"ERR unknown subcommand '{_shown(sub, 128)}'. Try {parent.upper()} HELP."
     )
+
+
+def denial_message(res: int, user: bytes, cmd: str, obj: bytes | None) -> bytes:
+    """``getAclErrorMessage`` with the ``NOPERM`` code, for a ``DENIED_*`` result of ``user``
+    running ``cmd``; verbose (naming ``obj``, the key or channel) for ACL DRYRUN."""
+    if res == DENIED_CMD:
+        return NOPERM_CMD % (user, cmd.encode())
+    if obj is not None:
+        what = b"key" if res == DENIED_KEY else b"channel"
+        return b"NOPERM User %s has no permissions to access the '%s' %s" % (user, obj, what)
+    return NOPERM_KEY if res == DENIED_KEY else NOPERM_CHANNEL
 
 
 def wrong_arity(name: str) -> CommandError:

@@ -14,9 +14,8 @@ once per command like Redis's command time snapshot).
 
 from __future__ import annotations
 
-from typing import Any
-
 from .args import Args, parse_int
+from .context import Command, Context, Reply, command_name
 from .errors import (
     EXPIRE_GT_LT_CONFLICT,
     EXPIRE_NX_CONFLICT,
@@ -34,7 +33,7 @@ _NX, _XX, _GT, _LT = 1, 2, 4, 8
 _OPTIONS = {b"nx": _NX, b"xx": _XX, b"gt": _GT, b"lt": _LT}
 
 
-def _expire(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
+def _expire(ctx: Context, args: Args, relative: bool, seconds: bool) -> Reply:
     argv = args.argv
     key, param = argv[1], argv[2]
     flags = 0
@@ -48,7 +47,7 @@ def _expire(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
     if flags & _GT and flags & _LT:
         raise CommandError(EXPIRE_GT_LT_CONFLICT)
     when = parse_int(param)
-    invalid = INVALID_EXPIRE % ctx.cmd.name
+    invalid = INVALID_EXPIRE % command_name(ctx)
     if seconds:
         if when > _SECONDS_MAX or when < _SECONDS_MIN:
             raise CommandError(invalid)
@@ -82,23 +81,23 @@ def _expire(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
     return 1
 
 
-def expire(ctx: Any, args: Args) -> Any:
+def expire(ctx: Context, args: Args) -> Reply:
     return _expire(ctx, args, True, True)
 
 
-def pexpire(ctx: Any, args: Args) -> Any:
+def pexpire(ctx: Context, args: Args) -> Reply:
     return _expire(ctx, args, True, False)
 
 
-def expireat(ctx: Any, args: Args) -> Any:
+def expireat(ctx: Context, args: Args) -> Reply:
     return _expire(ctx, args, False, True)
 
 
-def pexpireat(ctx: Any, args: Args) -> Any:
+def pexpireat(ctx: Context, args: Args) -> Reply:
     return _expire(ctx, args, False, False)
 
 
-def _ttl(ctx: Any, args: Args, ms: bool, absolute: bool) -> Any:
+def _ttl(ctx: Context, args: Args, ms: bool, absolute: bool) -> Reply:
     key = args.next_key()
     db = ctx.db
     if db.peek(key) is None:
@@ -112,23 +111,23 @@ def _ttl(ctx: Any, args: Args, ms: bool, absolute: bool) -> Any:
     return ttl if ms else (ttl + 500) // 1000
 
 
-def ttl(ctx: Any, args: Args) -> Any:
+def ttl(ctx: Context, args: Args) -> Reply:
     return _ttl(ctx, args, False, False)
 
 
-def pttl(ctx: Any, args: Args) -> Any:
+def pttl(ctx: Context, args: Args) -> Reply:
     return _ttl(ctx, args, True, False)
 
 
-def expiretime(ctx: Any, args: Args) -> Any:
+def expiretime(ctx: Context, args: Args) -> Reply:
     return _ttl(ctx, args, False, True)
 
 
-def pexpiretime(ctx: Any, args: Args) -> Any:
+def pexpiretime(ctx: Context, args: Args) -> Reply:
     return _ttl(ctx, args, True, True)
 
 
-def persist(ctx: Any, args: Args) -> Any:
+def persist(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     db = ctx.db
     if db.get(key) is None or not db.persist(key):
@@ -141,7 +140,7 @@ _O1 = "O(1)"
 _NONDET = ("nondeterministic_output",)
 _EXPIRE_SYNTAX = "key {} [NX | XX | GT | LT]"
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name          arity  flags            acl         keys                           handler
     cmd("expire",       -3,  WRITE | FAST,    A.KEYSPACE, key_at(1, RW | UPDATE),        expire,
         "Sets the expiration time of a key in seconds.", complexity=_O1,

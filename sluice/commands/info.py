@@ -19,344 +19,45 @@ What Sluice does not have yet, and so prints empty or as 0:
   type to report each length change), so the section is printed empty rather than built by
   scanning the keyspace on every INFO call;
 - the ``eventloop_*`` stats: asyncio gives no hook around each loop iteration.
+
+This module knows the sections (names, titles, order, ``default`` / ``all``) and prints them;
+the fields come from the server (``ctx.server.info_section(name)``, built in
+``server/info.py``), which owns what they report.
 """
 
 from __future__ import annotations
 
-import os
-import resource
-import time
-from collections.abc import Callable
-from typing import Any
-
 from sluice.protocol import Verbatim
 
 from .args import Args
+from .context import Command, Context, Reply, ServerFacade
 from .spec import LOADING, STALE, A, cmd
 
-
-def _server(s: Any) -> dict[str, Any]:
-    return s.info_server_fields()  # type: ignore[no-any-return]
-
-
-def _clients(s: Any) -> dict[str, Any]:
-    clients = list(s.clients.values())
-    held = len(s.pause.held) if hasattr(s, "pause") else 0
-    return {
-        "connected_clients": len(clients),
-        "cluster_connections": 0,
-        "maxclients": s.config.maxclients,
-        "client_recent_max_input_buffer": max((c.reader.pending() for c in clients), default=0),
-        "client_recent_max_output_buffer": max((len(c.out) for c in clients), default=0),
-        # Clients held by CLIENT PAUSE count as blocked, as Redis counts its postponed ones.
-        "blocked_clients": s.blocking.blocked_count + held,
-        "tracking_clients": 0,
-        "pubsub_clients": sum(1 for c in clients if c.kind == "pubsub"),
-        "watching_clients": sum(1 for c in clients if c.watched),
-        "clients_in_timeout_table": sum(1 for c in clients if c.bstate is not None
-                                        and c.bstate.deadline_ms),
-        "total_watched_keys": len(s.watched_keys),
-        "total_blocking_keys": len(s.blocking.blocking_keys),
-        "total_blocking_keys_on_nokey": sum(
-            1 for queue in s.blocking.blocking_keys.values()
-            if any(c.bstate is not None and c.bstate.unblock_on_nokey for c in queue)),
-    }
-
-
-def _rss() -> int:
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * resource.getpagesize()
-    except OSError:
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def _total_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):
-        return 0
-
-
-def _memory(s: Any) -> dict[str, Any]:
-    # Python has no allocator statistics worth reporting: the process RSS stands in for
-    # used_memory, and the peak is the highest RSS seen by INFO.
-    rss = _rss()
-    peak = getattr(s, "info_peak_memory", 0)
-    if rss > peak:
-        peak = s.info_peak_memory = rss
-        s.info_peak_time = int(time.time())
-    total = _total_memory()
-    maxmemory = s.config.maxmemory
-    return {
-        "used_memory": rss,
-        "used_memory_human": _human(rss),
-        "used_memory_rss": rss,
-        "used_memory_rss_human": _human(rss),
-        "used_memory_peak": peak,
-        "used_memory_peak_human": _human(peak),
-        "used_memory_peak_time": getattr(s, "info_peak_time", 0),
-        "used_memory_peak_perc": f"{100 * rss / peak:.2f}%",
-        "used_memory_overhead": 0,
-        "used_memory_startup": 0,
-        "used_memory_dataset": rss,
-        "used_memory_dataset_perc": "100.00%",
-        "allocator_allocated": rss,
-        "allocator_active": rss,
-        "allocator_resident": rss,
-        "allocator_muzzy": 0,
-        "total_system_memory": total,
-        "total_system_memory_human": _human(total),
-        "used_memory_lua": 0,
-        "used_memory_vm_eval": 0,
-        "used_memory_lua_human": "0B",
-        "used_memory_scripts_eval": 0,
-        "number_of_cached_scripts": 0,
-        "number_of_functions": 0,
-        "number_of_libraries": 0,
-        "used_memory_vm_functions": 0,
-        "used_memory_vm_total": 0,
-        "used_memory_vm_total_human": "0B",
-        "used_memory_functions": 0,
-        "used_memory_scripts": 0,
-        "used_memory_scripts_human": "0B",
-        "maxmemory": maxmemory,
-        "maxmemory_human": _human(maxmemory),
-        "maxmemory_policy": "noeviction",
-        "allocator_frag_ratio": "1.00",
-        "allocator_frag_bytes": 0,
-        "allocator_rss_ratio": "1.00",
-        "allocator_rss_bytes": 0,
-        "rss_overhead_ratio": "1.00",
-        "rss_overhead_bytes": 0,
-        "mem_fragmentation_ratio": "1.00",
-        "mem_fragmentation_bytes": 0,
-        "mem_not_counted_for_evict": 0,
-        "mem_replication_backlog": 0,
-        "mem_total_replication_buffers": 0,
-        "mem_replica_full_sync_buffer": 0,
-        "mem_clients_slaves": 0,
-        "mem_clients_normal": sum(len(c.out) + c.reader.pending() for c in s.clients.values()),
-        "mem_cluster_slot_migration_output_buffer": 0,
-        "mem_cluster_slot_migration_input_buffer": 0,
-        "mem_cluster_slot_migration_input_buffer_peak": 0,
-        "mem_cluster_links": 0,
-        "mem_aof_buffer": 0,
-        "mem_allocator": "pymalloc",
-        "mem_overhead_db_hashtable_rehashing": 0,  # Python's dicts resize all at once
-        "active_defrag_running": 0,
-        "lazyfree_pending_objects": 0,
-        "lazyfreed_objects": 0,
-    }
-
-
-def _persistence(s: Any) -> dict[str, Any]:
-    p = getattr(s, "persistence", None)
-    if p is not None:
-        return p.info_fields()  # type: ignore[no-any-return]
-    if s.aof is not None and hasattr(s.aof, "info_fields"):
-        return s.aof.info_fields()  # type: ignore[no-any-return]
-    return {
-        "loading": 0,
-        "async_loading": 0,
-        "rdb_changes_since_last_save": s.dirty,
-        "rdb_bgsave_in_progress": 0,
-        "rdb_last_save_time": s.lastsave,
-        "aof_enabled": 0,
-        "aof_rewrite_in_progress": 0,
-    }
-
-
-def _threads(s: Any) -> dict[str, Any]:
-    # One thread serves every client: the event loop's, Redis's main thread (io_thread_0).
-    st = s.stats
-    return {"io_thread_0": f"clients={len(s.clients)},reads={st['total_reads_processed']},"
-                           f"writes={st['total_writes_processed']}"}
-
-
-def _stats(s: Any) -> dict[str, Any]:
-    st = s.stats
-    return {
-        "total_connections_received": st["total_connections_received"],
-        "total_commands_processed": s.total_commands_processed(),
-        "instantaneous_ops_per_sec": 0,
-        "total_net_input_bytes": st["total_net_input_bytes"],
-        "total_net_output_bytes": st["total_net_output_bytes"],
-        "total_net_repl_input_bytes": 0,
-        "total_net_repl_output_bytes": 0,
-        "instantaneous_input_kbps": "0.00",
-        "instantaneous_output_kbps": "0.00",
-        "instantaneous_input_repl_kbps": "0.00",
-        "instantaneous_output_repl_kbps": "0.00",
-        "rejected_connections": st["rejected_connections"],
-        "sync_full": 0,
-        "sync_partial_ok": 0,
-        "sync_partial_err": 0,
-        "expired_subkeys": 0,  # hash fields with a TTL: Sluice has no hashes
-        "expired_subkeys_active": 0,
-        "expired_keys": st["expired_keys"],
-        "expired_keys_active": st["expired_keys_active"],
-        "expired_stale_perc": "0.00",
-        "expired_time_cap_reached_count": 0,
-        "expire_cycle_cpu_milliseconds": 0,
-        "evicted_keys": 0,
-        "evicted_clients": 0,
-        "evicted_scripts": 0,
-        "total_eviction_exceeded_time": 0,
-        "current_eviction_exceeded_time": 0,
-        "keyspace_hits": st["keyspace_hits"],
-        "keyspace_misses": st["keyspace_misses"],
-        "pubsub_channels": len(s.pubsub.channels),
-        "pubsub_patterns": len(s.pubsub.patterns),
-        "pubsubshard_channels": len(s.pubsub.shard_channels),
-        "latest_fork_usec": st["latest_fork_usec"],
-        "total_forks": st["total_forks"],
-        "migrate_cached_sockets": 0,
-        "slave_expires_tracked_keys": 0,
-        "active_defrag_hits": 0,
-        "active_defrag_misses": 0,
-        "active_defrag_key_hits": 0,
-        "active_defrag_key_misses": 0,
-        "total_active_defrag_time": 0,
-        "current_active_defrag_time": 0,
-        "tracking_total_keys": 0,
-        "tracking_total_items": 0,
-        "tracking_total_prefixes": 0,
-        "unexpected_error_replies": 0,
-        "total_error_replies": st["total_error_replies"],
-        "dump_payload_sanitizations": 0,
-        "total_reads_processed": st["total_reads_processed"],
-        "total_writes_processed": st["total_writes_processed"],
-        "io_threaded_reads_processed": 0,
-        "io_threaded_writes_processed": 0,
-        "io_threaded_total_prefetch_batches": 0,
-        "io_threaded_total_prefetch_entries": 0,
-        "client_query_buffer_limit_disconnections": st["client_query_buffer_limit_disconnections"],
-        "client_output_buffer_limit_disconnections": st["client_output_buffer_limit_disconnections"],
-        "reply_buffer_shrinks": 0,
-        "reply_buffer_expands": 0,
-        "eventloop_cycles": 0,
-        "eventloop_duration_sum": 0,
-        "eventloop_duration_cmd_sum": 0,
-        "instantaneous_eventloop_cycles_per_sec": 0,
-        "instantaneous_eventloop_duration_usec": 0,
-        "acl_access_denied_auth": st["acl_access_denied_auth"],
-        "acl_access_denied_cmd": st["acl_access_denied_cmd"],
-        "acl_access_denied_key": st["acl_access_denied_key"],
-        "acl_access_denied_channel": st["acl_access_denied_channel"],
-        "acl_access_denied_tls_cert": 0,  # no user is ever authenticated by its certificate
-    }
-
-
-def _replication(s: Any) -> dict[str, Any]:
-    return {
-        "role": "master",
-        "connected_slaves": 0,
-        "master_failover_state": "no-failover",
-        "master_replid": s.run_id,
-        "master_replid2": "0" * 40,
-        "master_repl_offset": 0,
-        "second_repl_offset": -1,
-        "repl_backlog_active": 0,
-        "repl_backlog_size": 1048576,
-        "repl_backlog_first_byte_offset": 0,
-        "repl_backlog_histlen": 0,
-    }
-
-
-def _cpu(s: Any) -> dict[str, Any]:
-    ru = resource.getrusage(resource.RUSAGE_SELF)
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    thread = time.thread_time()  # the event loop's thread: Redis's main thread
-    return {
-        "used_cpu_sys": f"{ru.ru_stime:.6f}",
-        "used_cpu_user": f"{ru.ru_utime:.6f}",
-        "used_cpu_sys_children": f"{children.ru_stime:.6f}",
-        "used_cpu_user_children": f"{children.ru_utime:.6f}",
-        "used_cpu_sys_main_thread": f"{ru.ru_stime:.6f}",
-        "used_cpu_user_main_thread": f"{thread:.6f}",
-    }
-
-
-def _none(s: Any) -> dict[str, Any]:
-    return {}
-
-
-def _commandstats(s: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-
-    def add(c: Any) -> None:
-        if c.calls or c.rejected_calls or c.failed_calls:
-            per = c.usec / c.calls if c.calls else 0.0
-            out[f"cmdstat_{c.name}"] = (
-                f"calls={c.calls},usec={c.usec},usec_per_call={per:.2f},"
-                f"rejected_calls={c.rejected_calls},failed_calls={c.failed_calls}"
-            )
-
-    for c in s.table.values():
-        add(c)
-        for sub in c.subcommands.values():
-            add(sub)
-    return out
-
-
-def _errorstats(s: Any) -> dict[str, Any]:
-    return {f"errorstat_{code}": f"count={n}" for code, n in sorted(s.error_stats.items())}
-
-
-def _cluster(s: Any) -> dict[str, Any]:
-    return {"cluster_enabled": 0}
-
-
-def _keyspace(s: Any) -> dict[str, Any]:
-    out = {}
-    now = s.keyspace.clock.now_ms()
-    for db in s.keyspace.dbs:
-        if len(db):
-            expires = db.expires
-            ttls = [when - now for when in expires.values() if when > now] if expires else []
-            avg_ttl = sum(ttls) // len(ttls) if ttls else 0
-            # subexpiry counts hashes with field TTLs: Sluice has no hashes.
-            out[f"db{db.id}"] = (f"keys={len(db)},expires={len(expires)},avg_ttl={avg_ttl},"
-                                 "subexpiry=0")
-    return out
-
-
 # Every section, in the order INFO prints them, with its title.
-SECTIONS: dict[str, tuple[str, Callable[[Any], dict[str, Any]]]] = {
-    "server": ("Server", _server),
-    "clients": ("Clients", _clients),
-    "memory": ("Memory", _memory),
-    "persistence": ("Persistence", _persistence),
-    "threads": ("Threads", _threads),
-    "stats": ("Stats", _stats),
-    "replication": ("Replication", _replication),
-    "cpu": ("CPU", _cpu),
-    "hotkeys": ("Hotkeys", _none),
-    "modules": ("Modules", _none),
-    "commandstats": ("Commandstats", _commandstats),
-    "errorstats": ("Errorstats", _errorstats),
-    "latencystats": ("Latencystats", _none),
-    "cluster": ("Cluster", _cluster),
-    "keyspace": ("Keyspace", _keyspace),
-    "keysizes": ("Keysizes", _none),
+SECTIONS: dict[str, str] = {
+    "server": "Server",
+    "clients": "Clients",
+    "memory": "Memory",
+    "persistence": "Persistence",
+    "threads": "Threads",
+    "stats": "Stats",
+    "replication": "Replication",
+    "cpu": "CPU",
+    "hotkeys": "Hotkeys",
+    "modules": "Modules",
+    "commandstats": "Commandstats",
+    "errorstats": "Errorstats",
+    "latencystats": "Latencystats",
+    "cluster": "Cluster",
+    "keyspace": "Keyspace",
+    "keysizes": "Keysizes",
 }
+
 DEFAULT = frozenset(("server", "clients", "memory", "persistence", "threads", "stats",
                      "replication", "cpu", "hotkeys", "modules", "errorstats", "cluster",
                      "keyspace", "keysizes"))
 ALL = frozenset(SECTIONS)
 ALIASES = {"module_list": "modules"}  # the name Redis's default list uses
-
-
-def _human(n: int | float) -> str:
-    """Bytes as Redis's ``bytesToHuman``: 996.38K, 1.11M, 0B."""
-    if n < 1024:
-        return f"{int(n)}B"
-    for unit in ("K", "M", "G", "T", "P"):
-        n /= 1024
-        if n < 1024 or unit == "P":
-            return f"{n:.2f}{unit}"
-    return f"{n:.2f}P"
 
 
 def wanted_sections(names: list[bytes]) -> set[str]:
@@ -374,23 +75,23 @@ def wanted_sections(names: list[bytes]) -> set[str]:
     return wanted
 
 
-def info_text(server: Any, sections: list[bytes]) -> str:
+def info_text(server: ServerFacade[Context], sections: list[bytes]) -> str:
     wanted = wanted_sections(sections)
     parts = []
-    for name, (title, fields_of) in SECTIONS.items():
+    for name, title in SECTIONS.items():
         if name not in wanted:
             continue
         lines = [f"# {title}"]
-        lines.extend(f"{k}:{v}" for k, v in fields_of(server).items())
+        lines.extend(f"{k}:{v}" for k, v in server.info_section(name).items())
         parts.append("\r\n".join(lines))
     return "\r\n\r\n".join(parts) + "\r\n" if parts else ""
 
 
-def info(ctx: Any, args: Args) -> Any:
+def info(ctx: Context, args: Args) -> Reply:
     return Verbatim(info_text(ctx.server, args.rest()).encode())
 
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name   arity  flags            acl          keys  handler
     cmd("info",  -1,  LOADING | STALE, A.DANGEROUS, None, info,
         "Reports facts and statistics about the server, by section.", group="server",

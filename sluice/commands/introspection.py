@@ -7,7 +7,7 @@ subcommands) that redis-cli turns into typing hints; COMMAND LIST the names, opt
 filtered; COMMAND GETKEYS / GETKEYSANDFLAGS the keys of a full command line, found with its key
 specs exactly as Redis's ``getKeysUsingKeySpecs`` walks them.
 
-Everything is derived from the ``Cmd`` rows; the records are built once per row and cached
+Everything is derived from the ``Command`` rows; the records are built once per row and cached
 (the rows do not change while the server runs).
 
 Mirrors ``commandCommand``, ``addReplyCommandInfo``, ``addReplyCommandDocs``,
@@ -17,13 +17,15 @@ db.c).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sluice.protocol import Map, Set, SimpleString
 from sluice.storage.glob import stringmatch
 
 from . import docs
-from .args import Args
+from .args import Args, parse_int
+from .context import Command, Context, Reply
 from .errors import (
     INVALID_ARGUMENTS,
     INVALID_COMMAND,
@@ -38,7 +40,6 @@ from .spec import (
     LOADING,
     STALE,
     A,
-    Cmd,
     F,
     K,
     KeySpec,
@@ -88,7 +89,7 @@ def key_spec_reply(ks: KeySpec) -> Map:
     return Map({b"flags": key_flags_reply(ks.flags), b"begin_search": begin, b"find_keys": find})
 
 
-def info_record(c: Cmd) -> list[Any]:
+def info_record(c: Command) -> list[Any]:
     """The ten-element COMMAND INFO record of ``c`` (cached)."""
     record = _info_cache.get(c.name)
     if record is not None:
@@ -111,11 +112,11 @@ def info_record(c: Cmd) -> list[Any]:
     return record
 
 
-def doc_args(c: Cmd) -> tuple[docs.Arg, ...]:
+def doc_args(c: Command) -> tuple[docs.Arg, ...]:
     return docs.parse_syntax(c.syntax, len(c.keys), bool(c.flags & F.BLOCKING))
 
 
-def docs_record(c: Cmd) -> Map:
+def docs_record(c: Command) -> Map:
     """The COMMAND DOCS map of ``c`` (cached); fields in Redis's order."""
     record = _docs_cache.get(c.name)
     if record is not None:
@@ -140,7 +141,7 @@ def docs_record(c: Cmd) -> Map:
     return record
 
 
-def find(table: dict[bytes, Cmd], name: bytes) -> Cmd | None:
+def find(table: Mapping[bytes, Command], name: bytes) -> Command | None:
     """A command by full name: ``get`` or ``client|kill`` (Redis's lookupCommandBySds)."""
     parts = name.lower().split(b"|")
     if len(parts) > 2:
@@ -151,9 +152,9 @@ def find(table: dict[bytes, Cmd], name: bytes) -> Cmd | None:
     return c.subcommands.get(parts[1])
 
 
-def every_command(table: dict[bytes, Cmd]) -> list[Cmd]:
+def every_command(table: Mapping[bytes, Command]) -> list[Command]:
     """Every command and subcommand, parents first."""
-    out: list[Cmd] = []
+    out: list[Command] = []
     for c in table.values():
         out.append(c)
         out.extend(c.subcommands.values())
@@ -163,7 +164,7 @@ def every_command(table: dict[bytes, Cmd]) -> list[Cmd]:
 # -- key extraction ---------------------------------------------------------------------------
 
 
-def keys_from_specs(c: Cmd, argv: list[bytes], *, partial: bool = False
+def keys_from_specs(c: Command, argv: list[bytes], *, partial: bool = False
                     ) -> list[tuple[int, K]] | None:
     """Positions (and flags) of the keys in ``argv`` per ``c``'s key specs.
 
@@ -222,15 +223,13 @@ def keys_from_specs(c: Cmd, argv: list[bytes], *, partial: bool = False
 
 
 def _plain_int(raw: bytes) -> int | None:
-    from .args import parse_int
-
     try:
         return parse_int(raw)
     except CommandError:
         return None
 
 
-def _target(table: dict[bytes, Cmd], argv: list[bytes]) -> Cmd | None:
+def _target(table: Mapping[bytes, Command], argv: list[bytes]) -> Command | None:
     c = table.get(argv[0].lower())
     if c is not None and c.subcommands and len(argv) >= 2:
         return c.subcommands.get(argv[1].lower())
@@ -256,7 +255,7 @@ def _bitfield_key_flags(argv: list[bytes]) -> K:
 _VARIABLE_FLAGS = {"set": _set_key_flags, "bitfield": _bitfield_key_flags}
 
 
-def get_keys(table: dict[bytes, Cmd], argv: list[bytes]) -> list[tuple[int, K]]:
+def get_keys(table: Mapping[bytes, Command], argv: list[bytes]) -> list[tuple[int, K]]:
     """COMMAND GETKEYS: the keys of the full command ``argv`` (errors worded as Redis)."""
     c = _target(table, argv)
     if c is None:
@@ -285,15 +284,15 @@ def get_keys(table: dict[bytes, Cmd], argv: list[bytes]) -> list[tuple[int, K]]:
 
 # -- the commands -----------------------------------------------------------------------------
 
-def command(ctx: Any, args: Args) -> Any:
+def command(ctx: Context, args: Args) -> Reply:
     return [info_record(c) for c in ctx.server.table.values()]
 
 
-def command_count(ctx: Any, args: Args) -> Any:
+def command_count(ctx: Context, args: Args) -> Reply:
     return len(ctx.server.table)
 
 
-def command_info(ctx: Any, args: Args) -> Any:
+def command_info(ctx: Context, args: Args) -> Reply:
     table = ctx.server.table
     if not args:
         return [info_record(c) for c in table.values()]
@@ -304,7 +303,7 @@ def command_info(ctx: Any, args: Args) -> Any:
     return out
 
 
-def command_docs(ctx: Any, args: Args) -> Any:
+def command_docs(ctx: Context, args: Args) -> Reply:
     table = ctx.server.table
     if not args:
         return Map((c.name_bytes, docs_record(c)) for c in table.values())
@@ -316,7 +315,7 @@ def command_docs(ctx: Any, args: Args) -> Any:
     return out
 
 
-def command_list(ctx: Any, args: Args) -> Any:
+def command_list(ctx: Context, args: Args) -> Reply:
     commands = every_command(ctx.server.table)
     if not args:
         return [c.name_bytes for c in commands]
@@ -337,12 +336,12 @@ def command_list(ctx: Any, args: Args) -> Any:
     raise CommandError(SYNTAX)
 
 
-def command_getkeys(ctx: Any, args: Args) -> Any:
+def command_getkeys(ctx: Context, args: Args) -> Reply:
     argv = args.rest()
     return [argv[pos] for pos, _ in get_keys(ctx.server.table, argv)]
 
 
-def command_getkeysandflags(ctx: Any, args: Args) -> Any:
+def command_getkeysandflags(ctx: Context, args: Args) -> Reply:
     argv = args.rest()
     return [[argv[pos], key_flags_reply(flags)] for pos, flags in get_keys(ctx.server.table, argv)]
 
@@ -372,13 +371,13 @@ _COMMAND_HELP = (
 )
 
 
-def command_help(ctx: Any, args: Args) -> Any:
+def command_help(ctx: Context, args: Args) -> Reply:
     return help_reply("COMMAND", _COMMAND_HELP)
 
 
 _NDO = ("nondeterministic_output_order",)
 _T = LOADING | STALE
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name                      arity  flags  acl           keys  handler
     cmd("command",                 -1,   _T,    A.CONNECTION, None, command,
         "Describes every command of the server.", group="server", since="2.8.13",

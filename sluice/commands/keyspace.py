@@ -20,13 +20,13 @@ parsing (``string2ull``: negative cursors are refused).
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from sluice.protocol import OK, SimpleString, string2ll
 from sluice.storage.glob import compile_pattern
-from sluice.storage.keyspace import type_name
+from sluice.storage.keyspace import Database, type_name
 
 from .args import Args, parse_int
+from .context import Command, Context, Reply
 from .errors import (
     DB_INDEX_OUT_OF_RANGE,
     INT_OUT_OF_RANGE,
@@ -67,7 +67,7 @@ _STRTOULL = re.compile(rb"[ \t\n\v\f\r]*([+-]?)([0-9]+)")
 SCAN_TYPES = frozenset((b"string", b"list", b"set", b"zset", b"hash", b"stream"))
 
 
-def parse_db_index(ctx: Any, raw: bytes) -> Any:
+def parse_db_index(ctx: Context, raw: bytes) -> Database:
     """The database named by ``raw`` (Redis's ``getIntFromObjectOrReply`` + ``selectDb``)."""
     n = parse_int(raw)
     if not INT_MIN <= n <= INT_MAX:
@@ -96,7 +96,7 @@ def parse_cursor(raw: bytes) -> int:
 # -- DEL / UNLINK / EXISTS / TYPE / TOUCH ---------------------------------------------------
 
 
-def del_(ctx: Any, args: Args) -> Any:
+def del_(ctx: Context, args: Args) -> Reply:
     db = ctx.db
     removed = 0
     for key in args.rest():
@@ -106,16 +106,16 @@ def del_(ctx: Any, args: Args) -> Any:
     return removed
 
 
-def exists(ctx: Any, args: Args) -> Any:
+def exists(ctx: Context, args: Args) -> Reply:
     peek = ctx.db.peek
     return sum(1 for key in args.rest() if peek(key) is not None)
 
 
-def type_(ctx: Any, args: Args) -> Any:
+def type_(ctx: Context, args: Args) -> Reply:
     return SimpleString(ctx.db.type_of(args.next_key()))
 
 
-def touch(ctx: Any, args: Args) -> Any:
+def touch(ctx: Context, args: Args) -> Reply:
     touch_key = ctx.db.touch
     return sum(1 for key in args.rest() if touch_key(key))
 
@@ -123,7 +123,7 @@ def touch(ctx: Any, args: Args) -> Any:
 # -- KEYS / SCAN / RANDOMKEY ------------------------------------------------------------------
 
 
-def keys(ctx: Any, args: Args) -> Any:
+def keys(ctx: Context, args: Args) -> Reply:
     pattern = args.next()
     live = ctx.db.keys()
     if pattern == b"*":  # Redis skips matching for "*" (which would not match the empty key)
@@ -132,7 +132,7 @@ def keys(ctx: Any, args: Args) -> Any:
     return [key for key in live if match(key)]
 
 
-def scan(ctx: Any, args: Args) -> Any:
+def scan(ctx: Context, args: Args) -> Reply:
     cursor = parse_cursor(args.next())
     count = 10
     match = None
@@ -168,14 +168,14 @@ def scan(ctx: Any, args: Args) -> Any:
     return [b"%d" % cursor, out]
 
 
-def randomkey(ctx: Any, args: Args) -> Any:
+def randomkey(ctx: Context, args: Args) -> Reply:
     return ctx.db.random_key()
 
 
 # -- RENAME / RENAMENX / MOVE / COPY / SWAPDB --------------------------------------------------
 
 
-def _rename(ctx: Any, args: Args, nx: bool) -> Any:
+def _rename(ctx: Context, args: Args, nx: bool) -> Reply:
     src, dst = args.next_key(), args.next_key()
     db = ctx.db
     if db.get(src) is None:
@@ -190,15 +190,15 @@ def _rename(ctx: Any, args: Args, nx: bool) -> Any:
     return 1 if nx else OK
 
 
-def rename(ctx: Any, args: Args) -> Any:
+def rename(ctx: Context, args: Args) -> Reply:
     return _rename(ctx, args, False)
 
 
-def renamenx(ctx: Any, args: Args) -> Any:
+def renamenx(ctx: Context, args: Args) -> Reply:
     return _rename(ctx, args, True)
 
 
-def move(ctx: Any, args: Args) -> Any:
+def move(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     src = ctx.db
     dst = parse_db_index(ctx, args.next())
@@ -212,7 +212,7 @@ def move(ctx: Any, args: Args) -> Any:
     return 1
 
 
-def copy(ctx: Any, args: Args) -> Any:
+def copy(ctx: Context, args: Args) -> Reply:
     key, new_key = args.next_key(), args.next_key()
     src = dst = ctx.db
     replace = False
@@ -237,7 +237,7 @@ def copy(ctx: Any, args: Args) -> Any:
     return 1
 
 
-def swapdb(ctx: Any, args: Args) -> Any:
+def swapdb(ctx: Context, args: Args) -> Reply:
     server = ctx.server
     keyspace = server.keyspace
     first = parse_int(args.next(), INVALID_FIRST_DB)
@@ -275,40 +275,40 @@ _OBJECT_HELP = [SimpleString(line) for line in (
 )]
 
 
-def object_encoding(ctx: Any, args: Args) -> Any:
+def object_encoding(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     value = ctx.db.peek(key)
     return None if value is None else ctx.db.encoding(key, value)
 
 
-def object_refcount(ctx: Any, args: Args) -> Any:
+def object_refcount(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     value = ctx.db.peek(key)
     return None if value is None else ctx.db.refcount(key, value)
 
 
-def object_idletime(ctx: Any, args: Args) -> Any:
+def object_idletime(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     if ctx.db.peek(key) is None:
         return None
     return ctx.db.idle_seconds(key)
 
 
-def object_freq(ctx: Any, args: Args) -> Any:
+def object_freq(ctx: Context, args: Args) -> Reply:
     if ctx.db.peek(args.next_key()) is None:
         return None
     # Sluice never evicts (maxmemory-policy is always noeviction), so no LFU counters exist.
     raise CommandError(LFU_NOT_SELECTED)
 
 
-def object_help(ctx: Any, args: Args) -> Any:
+def object_help(ctx: Context, args: Args) -> Reply:
     return _OBJECT_HELP
 
 
 _MULTI_SHARD_SUM = ("request_policy:multi_shard", "response_policy:agg_sum")
 _O1 = "O(1)"
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name        arity  flags                    acl         keys                         handler
     cmd("del",        -2,  WRITE,                   A.KEYSPACE, key_at(1, RM | DELETE, last=-1), del_,
         "Deletes one or more keys.", since="1.0.0", tips=_MULTI_SHARD_SUM,

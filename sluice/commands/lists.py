@@ -32,6 +32,7 @@ from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.lists import ListValue, popped_bytes
 
 from .args import Args, parse_int
+from .context import Command, Context, Reply, command_name
 from .errors import (
     INDEX_OUT_OF_RANGE,
     LIST_COUNT_NOT_POSITIVE,
@@ -154,20 +155,20 @@ def parse_timeout(raw: bytes, now_ms: int) -> int:
 # -- helpers -------------------------------------------------------------------------------
 
 
-def _get(ctx: Any, key: bytes) -> ListValue | None:
+def _get(ctx: Context, key: bytes) -> ListValue | None:
     """The list at ``key`` or None; WRONGTYPE for another type."""
     value = ctx.db.get(key)
     if value is None or type(value) is ListValue:
-        return value  # type: ignore[no-any-return]
+        return value
     raise WrongTypeError()
 
 
-def _fill(ctx: Any) -> int:
+def _fill(ctx: Context) -> int:
     """``list-max-listpack-size`` now: list encodings are decided with it."""
-    return ctx.server.config.list_max_listpack_size  # type: ignore[no-any-return]
+    return ctx.server.config.list_max_listpack_size
 
 
-def _get_or_create(ctx: Any, key: bytes) -> ListValue:
+def _get_or_create(ctx: Context, key: bytes) -> ListValue:
     """The list at ``key``, created empty (and stored) when absent."""
     lst = _get(ctx, key)
     if lst is None:
@@ -176,7 +177,7 @@ def _get_or_create(ctx: Any, key: bytes) -> ListValue:
     return lst
 
 
-def _removed_from(ctx: Any, key: bytes, lst: ListValue, changes: int = 1) -> None:
+def _removed_from(ctx: Context, key: bytes, lst: ListValue, changes: int = 1) -> None:
     """After elements left ``key``: delete it if empty (no empty lists), else let it become a
     listpack again if it shrank enough; signal the write, counting ``changes`` (Redis counts
     one per element removed)."""
@@ -216,7 +217,7 @@ def _at_least_one(raw: bytes, error: str) -> int:
 # -- push ----------------------------------------------------------------------------------
 
 
-def _push(ctx: Any, args: Args, head: bool, only_existing: bool) -> int:
+def _push(ctx: Context, args: Args, head: bool, only_existing: bool) -> int:
     argv = args.argv
     key = argv[1]
     lst = _get(ctx, key)
@@ -230,23 +231,23 @@ def _push(ctx: Any, args: Args, head: bool, only_existing: bool) -> int:
     return n
 
 
-def lpush(ctx: Any, args: Args) -> Any:
+def lpush(ctx: Context, args: Args) -> Reply:
     return _push(ctx, args, head=True, only_existing=False)
 
 
-def rpush(ctx: Any, args: Args) -> Any:
+def rpush(ctx: Context, args: Args) -> Reply:
     return _push(ctx, args, head=False, only_existing=False)
 
 
-def lpushx(ctx: Any, args: Args) -> Any:
+def lpushx(ctx: Context, args: Args) -> Reply:
     return _push(ctx, args, head=True, only_existing=True)
 
 
-def rpushx(ctx: Any, args: Args) -> Any:
+def rpushx(ctx: Context, args: Args) -> Reply:
     return _push(ctx, args, head=False, only_existing=True)
 
 
-def linsert(ctx: Any, args: Args) -> Any:
+def linsert(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     where = args.next_upper()
     if where not in (b"BEFORE", b"AFTER"):
@@ -264,7 +265,7 @@ def linsert(ctx: Any, args: Args) -> Any:
 # -- pop -----------------------------------------------------------------------------------
 
 
-def _pop(ctx: Any, args: Args, head: bool) -> Any:
+def _pop(ctx: Context, args: Args, head: bool) -> Reply:
     argv = args.argv
     key = argv[1]
     if len(argv) == 2:  # the common form first: one element, a bulk reply
@@ -275,7 +276,7 @@ def _pop(ctx: Any, args: Args, head: bool) -> Any:
         _removed_from(ctx, key, lst)
         return value
     if len(argv) > 3:
-        raise wrong_arity(ctx.cmd.name)
+        raise wrong_arity(command_name(ctx))
     count = _positive(argv[2], LIST_COUNT_NOT_POSITIVE)
     lst = _get(ctx, key)
     if lst is None:
@@ -287,15 +288,15 @@ def _pop(ctx: Any, args: Args, head: bool) -> Any:
     return values
 
 
-def lpop(ctx: Any, args: Args) -> Any:
+def lpop(ctx: Context, args: Args) -> Reply:
     return _pop(ctx, args, head=True)
 
 
-def rpop(ctx: Any, args: Args) -> Any:
+def rpop(ctx: Context, args: Args) -> Reply:
     return _pop(ctx, args, head=False)
 
 
-def _mpop_from(ctx: Any, keys: list[bytes], head: bool, count: int) -> list[Any] | None:
+def _mpop_from(ctx: Context, keys: list[bytes], head: bool, count: int) -> list[Any] | None:
     """LMPOP's work: pop up to ``count`` from the first non-empty list, ``[key, [values]]``."""
     for key in keys:
         lst = _get(ctx, key)
@@ -325,13 +326,13 @@ def _parse_mpop(args: Args) -> tuple[list[bytes], bool, int]:
     return keys, head, 1 if count is None else count
 
 
-def lmpop(ctx: Any, args: Args) -> Any:
+def lmpop(ctx: Context, args: Args) -> Reply:
     keys, head, count = _parse_mpop(args)
     reply = _mpop_from(ctx, keys, head, count)
     return NULL_ARRAY if reply is None else reply
 
 
-def _move(ctx: Any, src_key: bytes, dst_key: bytes, from_head: bool, to_head: bool) -> Any:
+def _move(ctx: Context, src_key: bytes, dst_key: bytes, from_head: bool, to_head: bool) -> Reply:
     """LMOVE's work: the moved element, or None when the source does not exist."""
     src = _get(ctx, src_key)
     if src is None:
@@ -348,13 +349,13 @@ def _move(ctx: Any, src_key: bytes, dst_key: bytes, from_head: bool, to_head: bo
     return value
 
 
-def lmove(ctx: Any, args: Args) -> Any:
+def lmove(ctx: Context, args: Args) -> Reply:
     src, dst = args.next_key(), args.next_key()
     from_head, to_head = _where(args.next()), _where(args.next())
     return _move(ctx, src, dst, from_head, to_head)
 
 
-def rpoplpush(ctx: Any, args: Args) -> Any:
+def rpoplpush(ctx: Context, args: Args) -> Reply:
     src, dst = args.next_key(), args.next_key()
     return _move(ctx, src, dst, from_head=False, to_head=True)
 
@@ -362,7 +363,7 @@ def rpoplpush(ctx: Any, args: Args) -> Any:
 # -- blocking ------------------------------------------------------------------------------
 
 
-def _blocking_pop(ctx: Any, args: Args, head: bool) -> Any:
+def _blocking_pop(ctx: Context, args: Args, head: bool) -> Reply:
     argv = args.rest()
     keys = argv[:-1]
     timeout = parse_timeout(argv[-1], ctx.now_ms())
@@ -377,16 +378,16 @@ def _blocking_pop(ctx: Any, args: Args, head: bool) -> Any:
     return ctx.block(keys, timeout, NULL_ARRAY)
 
 
-def blpop(ctx: Any, args: Args) -> Any:
+def blpop(ctx: Context, args: Args) -> Reply:
     return _blocking_pop(ctx, args, head=True)
 
 
-def brpop(ctx: Any, args: Args) -> Any:
+def brpop(ctx: Context, args: Args) -> Reply:
     return _blocking_pop(ctx, args, head=False)
 
 
-def _blocking_move(ctx: Any, src: bytes, dst: bytes, from_head: bool, to_head: bool,
-                   timeout: int, logged: list[bytes]) -> Any:
+def _blocking_move(ctx: Context, src: bytes, dst: bytes, from_head: bool, to_head: bool,
+                   timeout: int, logged: list[bytes]) -> Reply:
     if _get(ctx, src) is None:
         if ctx.in_exec:
             return None  # MULTI never blocks; Redis answers a null bulk here...
@@ -396,7 +397,7 @@ def _blocking_move(ctx: Any, src: bytes, dst: bytes, from_head: bool, to_head: b
     return value
 
 
-def blmove(ctx: Any, args: Args) -> Any:
+def blmove(ctx: Context, args: Args) -> Reply:
     src, dst = args.next_key(), args.next_key()
     wherefrom, whereto = args.next(), args.next()
     from_head, to_head = _where(wherefrom), _where(whereto)
@@ -405,13 +406,13 @@ def blmove(ctx: Any, args: Args) -> Any:
                           [b"LMOVE", src, dst, wherefrom, whereto])
 
 
-def brpoplpush(ctx: Any, args: Args) -> Any:
+def brpoplpush(ctx: Context, args: Args) -> Reply:
     src, dst = args.next_key(), args.next_key()
     timeout = parse_timeout(args.next(), ctx.now_ms())
     return _blocking_move(ctx, src, dst, False, True, timeout, [b"RPOPLPUSH", src, dst])
 
 
-def blmpop(ctx: Any, args: Args) -> Any:
+def blmpop(ctx: Context, args: Args) -> Reply:
     raw_timeout = args.next()
     keys, head, count = _parse_mpop(args)
     timeout = parse_timeout(raw_timeout, ctx.now_ms())
@@ -424,26 +425,26 @@ def blmpop(ctx: Any, args: Args) -> Any:
 # -- by index and by value -----------------------------------------------------------------
 
 
-def llen(ctx: Any, args: Args) -> Any:
+def llen(ctx: Context, args: Args) -> Reply:
     lst = _get(ctx, args.next_key())
     return 0 if lst is None else len(lst)
 
 
-def lrange(ctx: Any, args: Args) -> Any:
+def lrange(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     start, end = args.next_int(), args.next_int()
     lst = _get(ctx, key)
     return [] if lst is None else lst.range(start, end)
 
 
-def lindex(ctx: Any, args: Args) -> Any:
+def lindex(ctx: Context, args: Args) -> Reply:
     lst = _get(ctx, args.next_key())
     if lst is None:
         return None
     return lst.index_of(args.next_int())
 
 
-def lset(ctx: Any, args: Args) -> Any:
+def lset(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     lst = _get(ctx, key)
     if lst is None:
@@ -455,7 +456,7 @@ def lset(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def lrem(ctx: Any, args: Args) -> Any:
+def lrem(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     count = args.next_int()
     value = args.next()
@@ -468,7 +469,7 @@ def lrem(ctx: Any, args: Args) -> Any:
     return removed
 
 
-def ltrim(ctx: Any, args: Args) -> Any:
+def ltrim(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     start, end = args.next_int(), args.next_int()
     lst = _get(ctx, key)
@@ -479,7 +480,7 @@ def ltrim(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def lpos(ctx: Any, args: Args) -> Any:
+def lpos(ctx: Context, args: Args) -> Reply:
     key, value = args.next_key(), args.next()
     rank, count, maxlen = 1, None, 0
     while args:
@@ -512,7 +513,7 @@ def lpos(ctx: Any, args: Args) -> Any:
 _L = A.LIST
 _LR = "LEFT | RIGHT"
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name          arity  flags                              acl  keys                                   handler
     cmd("lpush",        -3,  WRITE | DENYOOM | FAST,             _L, key_at(1, RW | INSERT),                lpush,
         "Prepends one or more elements to a list. Creates the key if it doesn't exist.",

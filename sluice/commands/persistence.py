@@ -17,6 +17,7 @@ from sluice.storage import rdb
 from sluice.storage.lists import ListValue
 
 from .args import Args
+from .context import Command, Context, Reply
 from .errors import (
     BAD_DATA_FORMAT,
     BUSYKEY,
@@ -53,14 +54,14 @@ BG_REWRITING = SimpleString(b"Background append only file rewriting started")
 BG_REWRITE_SCHEDULED = SimpleString(b"Background append only file rewriting scheduled")
 
 
-def _persistence(ctx: Any) -> Any:
+def _persistence(ctx: Context) -> Any:
     p = ctx.server.persistence
     if p is None:
         raise CommandError("ERR persistence is not available on this server")
     return p
 
 
-def save(ctx: Any, args: Args) -> Any:
+def save(ctx: Context, args: Args) -> Reply:
     p = _persistence(ctx)
     if p.child_pid:
         raise CommandError("ERR Background save already in progress")
@@ -70,7 +71,7 @@ def save(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def bgsave(ctx: Any, args: Args) -> Any:
+def bgsave(ctx: Context, args: Args) -> Reply:
     schedule = False
     if args:
         if args.next_upper() != b"SCHEDULE" or args:
@@ -89,7 +90,7 @@ def bgsave(ctx: Any, args: Args) -> Any:
     return BG_SAVING
 
 
-def bgrewriteaof(ctx: Any, args: Args) -> Any:
+def bgrewriteaof(ctx: Context, args: Args) -> Reply:
     aof = ctx.server.aof
     if aof is None:  # appendonly no: a base and a manifest for a later appendonly yes
         err = _persistence(ctx).rewrite_offline()
@@ -104,11 +105,11 @@ def bgrewriteaof(ctx: Any, args: Args) -> Any:
     return BG_REWRITE_SCHEDULED if aof.rewrite_scheduled else BG_REWRITING
 
 
-def lastsave(ctx: Any, args: Args) -> Any:
+def lastsave(ctx: Context, args: Args) -> Reply:
     return ctx.server.lastsave
 
 
-def dump(ctx: Any, args: Args) -> Any:
+def dump(ctx: Context, args: Args) -> Reply:
     value = ctx.db.get(args.next())
     if value is None:
         return None
@@ -118,7 +119,7 @@ def dump(ctx: Any, args: Args) -> Any:
         raise CommandError(f"ERR {e}") from None
 
 
-def restore(ctx: Any, args: Args) -> Any:
+def restore(ctx: Context, args: Args) -> Reply:
     key = args.next()
     ttl = args.next_int()
     payload = args.next()
@@ -174,7 +175,7 @@ def restore(ctx: Any, args: Args) -> Any:
     return OK
 
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name            arity  flags                                      acl          keys                           handler
     cmd("save",            1,  ADMIN | NOSCRIPT | NO_ASYNC_LOADING | NO_MULTI, A.NONE, None,                          save,
         "Synchronously saves the database(s) to disk.", group="server"),

@@ -17,13 +17,14 @@ and build the confirmations.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 from sluice.protocol import Push, Replies
 
 from .args import Args
+from .context import Command, Context, Reply
 from .errors import CommandError, subcommand_syntax
 from .introspection import help_reply
 from .spec import DENYOOM, FAST, LOADING, NOSCRIPT, PUBSUB, STALE, A, K, cmd, key_at
@@ -35,16 +36,16 @@ _SUB = _UNSUB | DENYOOM  # Redis 8 refuses new subscriptions when out of memory
 _SHARD_KEYS = key_at(1, K.NOT_KEY, last=-1)  # channels, declared for cluster slot routing
 
 
-def _count(ctx: Any) -> int:
+def _count(ctx: Context) -> int:
     return len(ctx.pubsub_channels) + len(ctx.pubsub_patterns)
 
 
-def _shard_count(ctx: Any) -> int:
+def _shard_count(ctx: Context) -> int:
     return len(ctx.pubsub_shard_channels)
 
 
-def _confirm_each(ctx: Any, names: list[bytes], change: Callable[[Any, bytes], bool],
-                  kind: bytes, count: Callable[[Any], int]) -> Replies:
+def _confirm_each(ctx: Context, names: list[bytes], change: Callable[[Context, bytes], bool],
+                  kind: bytes, count: Callable[[Context], int]) -> Replies:
     """Apply ``change`` to each name, confirming each with ``[kind, name, count]``."""
     out = Replies()
     for name in names:
@@ -53,9 +54,9 @@ def _confirm_each(ctx: Any, names: list[bytes], change: Callable[[Any, bytes], b
     return out
 
 
-def _drop(ctx: Any, names: list[bytes], held: dict[bytes, None],
-          change: Callable[[Any, bytes], bool], kind: bytes,
-          count: Callable[[Any], int]) -> Any:
+def _drop(ctx: Context, names: list[bytes], held: Mapping[bytes, None],
+          change: Callable[[Context, bytes], bool], kind: bytes,
+          count: Callable[[Context], int]) -> Reply:
     """The UN- forms: the names given, or every one held; a null name if there is none."""
     names = names or list(held)
     if not names:
@@ -63,16 +64,16 @@ def _drop(ctx: Any, names: list[bytes], held: dict[bytes, None],
     return _confirm_each(ctx, names, change, kind, count)
 
 
-def subscribe(ctx: Any, args: Args) -> Any:
+def subscribe(ctx: Context, args: Args) -> Reply:
     return _confirm_each(ctx, args.argv[1:], ctx.server.pubsub.subscribe, b"subscribe", _count)
 
 
-def psubscribe(ctx: Any, args: Args) -> Any:
+def psubscribe(ctx: Context, args: Args) -> Reply:
     return _confirm_each(ctx, args.argv[1:], ctx.server.pubsub.psubscribe, b"psubscribe",
                          _count)
 
 
-def ssubscribe(ctx: Any, args: Args) -> Any:
+def ssubscribe(ctx: Context, args: Args) -> Reply:
     if ctx.in_exec:
         # Redis lets SUBSCRIBE run inside EXEC for old clients' sake, not SSUBSCRIBE.
         raise CommandError("ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client")
@@ -80,48 +81,48 @@ def ssubscribe(ctx: Any, args: Args) -> Any:
     return _confirm_each(ctx, args.argv[1:], add, b"ssubscribe", _shard_count)
 
 
-def unsubscribe(ctx: Any, args: Args) -> Any:
+def unsubscribe(ctx: Context, args: Args) -> Reply:
     return _drop(ctx, args.argv[1:], ctx.pubsub_channels, ctx.server.pubsub.unsubscribe,
                  b"unsubscribe", _count)
 
 
-def punsubscribe(ctx: Any, args: Args) -> Any:
+def punsubscribe(ctx: Context, args: Args) -> Reply:
     return _drop(ctx, args.argv[1:], ctx.pubsub_patterns, ctx.server.pubsub.punsubscribe,
                  b"punsubscribe", _count)
 
 
-def sunsubscribe(ctx: Any, args: Args) -> Any:
+def sunsubscribe(ctx: Context, args: Args) -> Reply:
     remove = partial(ctx.server.pubsub.unsubscribe, shard=True)
     return _drop(ctx, args.argv[1:], ctx.pubsub_shard_channels, remove, b"sunsubscribe",
                  _shard_count)
 
 
-def publish(ctx: Any, args: Args) -> Any:
+def publish(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return ctx.server.pubsub.publish(argv[1], argv[2], publisher=ctx)
 
 
-def spublish(ctx: Any, args: Args) -> Any:
+def spublish(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return ctx.server.pubsub.publish(argv[1], argv[2], shard=True, publisher=ctx)
 
 
-def _channels(ctx: Any, args: Args, shard: bool) -> Any:
+def _channels(ctx: Context, args: Args, shard: bool) -> Reply:
     argv = args.argv
     if len(argv) > 3:
         raise subcommand_syntax(argv[1], "pubsub")
     return ctx.server.pubsub.active(argv[2] if len(argv) == 3 else None, shard)
 
 
-def pubsub_channels(ctx: Any, args: Args) -> Any:
+def pubsub_channels(ctx: Context, args: Args) -> Reply:
     return _channels(ctx, args, False)
 
 
-def pubsub_shardchannels(ctx: Any, args: Args) -> Any:
+def pubsub_shardchannels(ctx: Context, args: Args) -> Reply:
     return _channels(ctx, args, True)
 
 
-def _numsub(ctx: Any, args: Args, shard: bool) -> Any:
+def _numsub(ctx: Context, args: Args, shard: bool) -> Reply:
     pubsub = ctx.server.pubsub
     out: list[Any] = []
     for channel in args.argv[2:]:
@@ -129,15 +130,15 @@ def _numsub(ctx: Any, args: Args, shard: bool) -> Any:
     return out
 
 
-def pubsub_numsub(ctx: Any, args: Args) -> Any:
+def pubsub_numsub(ctx: Context, args: Args) -> Reply:
     return _numsub(ctx, args, False)
 
 
-def pubsub_shardnumsub(ctx: Any, args: Args) -> Any:
+def pubsub_shardnumsub(ctx: Context, args: Args) -> Reply:
     return _numsub(ctx, args, True)
 
 
-def pubsub_numpat(ctx: Any, args: Args) -> Any:
+def pubsub_numpat(ctx: Context, args: Args) -> Reply:
     return len(ctx.server.pubsub.patterns)
 
 
@@ -156,12 +157,12 @@ _HELP = (
 )
 
 
-def pubsub_help(ctx: Any, args: Args) -> Any:
+def pubsub_help(ctx: Context, args: Args) -> Reply:
     return help_reply("PUBSUB", _HELP)
 
 
 _N = "O(N) where N is the number of "
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name                   arity  flags          acl       keys         handler
     cmd("subscribe",            -2,   _SUB,          A.NONE,   None,        subscribe,
         "Listens for messages published to channels.", since="2.0.0", group="pubsub",

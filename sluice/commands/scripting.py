@@ -11,11 +11,10 @@ Mirrors the command records of Redis's ``eval.c`` and ``functions.c``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sluice.protocol import OK
 
 from .args import Args
+from .context import Command, Context, Reply
 from .errors import (
     FUNCTION_FLUSH_MODE,
     SCRIPT_FLUSH_MODE,
@@ -44,7 +43,7 @@ from .spec import (
 )
 
 
-def scripting_unavailable(ctx: Any, args: Args) -> Any:
+def scripting_unavailable(ctx: Context, args: Args) -> Reply:
     raise CommandError(SCRIPTING_UNAVAILABLE)
 
 
@@ -55,12 +54,12 @@ def _flush_mode(args: Args, error: str) -> None:
             raise CommandError(error)
 
 
-def script_flush(ctx: Any, args: Args) -> Any:
+def script_flush(ctx: Context, args: Args) -> Reply:
     _flush_mode(args, SCRIPT_FLUSH_MODE)
     return OK  # the script cache is always empty
 
 
-def function_flush(ctx: Any, args: Args) -> Any:
+def function_flush(ctx: Context, args: Args) -> Reply:
     if len(args) > 1:
         raise subcommand_syntax(ctx.argv[1], "function")
     _flush_mode(args, FUNCTION_FLUSH_MODE)
@@ -75,7 +74,7 @@ _ALL_NODES_OK = ("request_policy:all_nodes", "response_policy:all_succeeded")
 _ALL_SHARDS_OK = ("request_policy:all_shards", "response_policy:all_succeeded")
 _U = "is not available in Sluice yet: the reply is an error"
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name                 arity  flags                    acl           keys  handler
     cmd("eval",                -3,  _EVAL_RW,                A.SCRIPTING,  _SCRIPT_KEYS, scripting_unavailable,
         f"Runs a Lua script (scripting {_U}).", group="scripting", since="2.6.0",

@@ -10,11 +10,11 @@ snapshot at once, so that a crash does not bring the data back (``flushAllDataAn
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from sluice.protocol import OK
 
 from .args import Args
+from .context import Command, Context, Reply
 from .errors import SYNTAX, CommandError
 from .spec import FAST, LOADING, READONLY, STALE, WRITE, A, cmd
 
@@ -26,14 +26,14 @@ def _flush_mode(args: Args) -> None:
             raise CommandError(SYNTAX)
 
 
-def flushdb(ctx: Any, args: Args) -> Any:
+def flushdb(ctx: Context, args: Args) -> Reply:
     _flush_mode(args)
     ctx.server.flush_db(ctx.db)
     _always_logged(ctx)
     return OK
 
 
-def flushall(ctx: Any, args: Args) -> Any:
+def flushall(ctx: Context, args: Args) -> Reply:
     _flush_mode(args)
     server = ctx.server
     for db in server.keyspace.dbs:
@@ -44,7 +44,7 @@ def flushall(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def _always_logged(ctx: Any) -> None:
+def _always_logged(ctx: Context) -> None:
     """Log the command to the AOF whatever the change count says (after FLUSHALL's snapshot
     it is back to 0); the handler has logged it, so dispatch does not again."""
     aof = ctx.server.aof
@@ -53,16 +53,16 @@ def _always_logged(ctx: Any) -> None:
         ctx.rewrite_argv()
 
 
-def dbsize(ctx: Any, args: Args) -> Any:
+def dbsize(ctx: Context, args: Args) -> Reply:
     return len(ctx.db)
 
 
-def time_(ctx: Any, args: Args) -> Any:
+def time_(ctx: Context, args: Args) -> Reply:
     now = time.time_ns() // 1000
     return [b"%d" % (now // 1_000_000), b"%d" % (now % 1_000_000)]
 
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name       arity  flags                   acl                       keys  handler
     cmd("flushdb",   -1,  WRITE,                  A.KEYSPACE | A.DANGEROUS, None, flushdb,
         "Removes all keys from the current database.", group="server",

@@ -9,6 +9,10 @@ Mirrors Redis 7's ``src/commands/*.json`` records: flags (``CMD_*``), ACL catego
 (``ACL_CATEGORY_*``), key specs (begin_search + find_keys, with access flags), and docs.
 ``implicit_categories`` is Redis's ``setImplicitACLCategories``; ``legacy_range`` is
 ``populateCommandLegacyRangeSpec``.
+
+``Cmd`` is generic in the type of the ``ctx`` its handler takes, so that this module need not
+import ``context.py`` (whose ``Context`` names the table): ``context.Command`` is
+``Cmd[Context]``, the type everything else uses.
 """
 
 from __future__ import annotations
@@ -16,7 +20,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+from sluice.storage.keyspace import Database
+
+from .args import Args
+from .reply import Reply
 
 
 class _F(enum.IntFlag):
@@ -125,6 +134,8 @@ A = _plain(_A, "ACL categories (Redis's ACL_CATEGORY_*), as plain ints.")
 CATEGORY_NAMES: tuple[tuple[int, bytes], ...] = tuple(
     (int(cat), (cat.name or "").lower().encode()) for cat in _A if cat.name != "NONE"
 )
+CATEGORIES: dict[bytes, int] = {name: cat for cat, name in CATEGORY_NAMES}
+"""ACL category by name (``@list`` rules, ACL CAT), in ACL CAT's order."""
 
 
 def implicit_categories(flags: int, acl: int) -> int:
@@ -251,7 +262,14 @@ def keys_counted(index: int, flags: int, *, firstkey: int = 1, step: int = 1) ->
     return KeySpec(flags, index=index, keynum=True, keynumidx=0, firstkey=firstkey, step=step)
 
 
-Handler = Callable[[Any, "Any"], Any]
+CtxT = TypeVar("CtxT")
+"""The type of the ``ctx`` a table's handlers take: ``context.Context``."""
+
+Handler = Callable[[CtxT, Args], Reply]
+"""A command handler: synchronous, ``(ctx, args) -> reply``."""
+
+ReadyCheck = Callable[[CtxT, Database, bytes, dict[Any, Any]], bool]
+"""A blocking handler's ``ready_check(client, db, key, notes)`` (``server/blocking.py``)."""
 
 # The value type a blocked command waits for, from its ACL category (Redis's btype:
 # BLOCKED_LIST, BLOCKED_ZSET, BLOCKED_STREAM, compared with getBlockedTypeByType(o->type)).
@@ -260,7 +278,7 @@ _BTYPES: tuple[tuple[int, bytes], ...] = ((A.LIST, b"list"), (A.SORTEDSET, b"zse
 
 
 @dataclass(slots=True)
-class Cmd:
+class Cmd(Generic[CtxT]):
     """One command or subcommand. ``name`` is lower case; subcommands are ``parent|sub``."""
 
     name: str
@@ -268,7 +286,7 @@ class Cmd:
     flags: int
     acl: int
     keys: tuple[KeySpec, ...]
-    handler: Handler | None
+    handler: Handler[CtxT] | None
     summary: str = ""
     since: str = "1.0.0"
     complexity: str = "O(1)"
@@ -277,12 +295,12 @@ class Cmd:
     doc_flags: tuple[str, ...] = ()
     tips: tuple[str, ...] = ()
     # A blocking handler's ``ready_check(client, db, key, notes) -> bool`` (blocking.py).
-    ready_check: Callable[..., bool] | None = None
+    ready_check: ReadyCheck[CtxT] | None = None
     # Derived at registration:
     btype: bytes | None = None  # the key type that can serve it when it blocks; None: any
     categories: int = 0
-    subcommands: dict[bytes, Cmd] = field(default_factory=dict)
-    parent: Cmd | None = None
+    subcommands: dict[bytes, Cmd[CtxT]] = field(default_factory=dict)
+    parent: Cmd[CtxT] | None = None
     name_bytes: bytes = b""
     first_arg: int = 1  # where the handler's Args start: after the (sub)command name
     # Statistics for INFO commandstats (mutable on purpose; one record per command).
@@ -356,7 +374,7 @@ def cmd(
     flags: int,
     acl: int,
     keys: KeySpec | tuple[KeySpec, ...] | None,
-    handler: Handler | None,
+    handler: Handler[CtxT] | None,
     summary: str = "",
     *,
     since: str = "1.0.0",
@@ -365,8 +383,8 @@ def cmd(
     syntax: str = "",
     doc_flags: tuple[str, ...] = (),
     tips: tuple[str, ...] = (),
-    ready_check: Callable[..., bool] | None = None,
-) -> Cmd:
+    ready_check: ReadyCheck[CtxT] | None = None,
+) -> Cmd[CtxT]:
     """Build one table row; ``keys`` may be one spec, a tuple of specs, or None."""
     if keys is None:
         spec: tuple[KeySpec, ...] = ()

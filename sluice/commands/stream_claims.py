@@ -24,8 +24,6 @@ Invariants and Redis details kept:
 
 from __future__ import annotations
 
-from typing import Any
-
 from sluice.protocol import NULL_ARRAY
 from sluice.storage.stream_errors import IdOverflowError, InvalidStreamID
 from sluice.storage.streamid import (
@@ -38,6 +36,7 @@ from sluice.storage.streamid import (
 )
 
 from .args import Args, parse_int
+from .context import Command, Context, Reply
 from .errors import (
     NOGROUP_KEY_OR_GROUP,
     SYNTAX,
@@ -79,7 +78,7 @@ def parse_interval(raw: bytes, end: bool) -> int:
 # -- XPENDING -------------------------------------------------------------------------------
 
 
-def xpending(ctx: Any, args: Args) -> Any:
+def xpending(ctx: Context, args: Args) -> Reply:
     argv = ctx.argv
     argc = len(argv)
     if argc != 3 and not 6 <= argc <= 9:
@@ -117,7 +116,7 @@ def _option_int(raw: bytes, error: str) -> int:
     return parse_int(raw, error)
 
 
-def xclaim(ctx: Any, args: Args) -> Any:
+def xclaim(ctx: Context, args: Args) -> Reply:
     argv = ctx.argv
     key, name, owner = argv[1], argv[2], argv[3]
     _, group = lookup_group(ctx, key, name, NOGROUP_KEY_OR_GROUP)
@@ -189,7 +188,7 @@ def _c_str(arg: bytes) -> bytes:
 # -- XAUTOCLAIM -----------------------------------------------------------------------------
 
 
-def xautoclaim(ctx: Any, args: Args) -> Any:
+def xautoclaim(ctx: Context, args: Args) -> Reply:
     argv = ctx.argv
     key, name, owner = argv[1], argv[2], argv[3]
     min_idle = max(0, parse_int(argv[4], XAUTOCLAIM_MIN_IDLE))
@@ -226,7 +225,7 @@ def xautoclaim(ctx: Any, args: Args) -> Any:
     return [format_id(cursor), body, [format_id(sid) for sid in deleted]]
 
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name         arity flags         acl       keys                     handler
     cmd("xpending",    -3, READONLY,     A.STREAM, key_at(1, RO | ACCESS),  xpending,
         "Returns the information and entries from a stream consumer group's pending entries "

@@ -41,6 +41,7 @@ from sluice.storage.streamid import format_id, parse_strict_id, parse_xadd_id
 
 from . import errors as E
 from .args import parse_int
+from .context import Context
 from .errors import CommandError
 
 __all__ = [
@@ -64,7 +65,7 @@ LLONG_MAX = (1 << 63) - 1
 _POLICIES: dict[bytes, RefPolicy] = {b"KEEPREF": KEEPREF, b"DELREF": DELREF, b"ACKED": ACKED}
 
 
-def get_stream(ctx: Any, key: bytes) -> Stream | None:
+def get_stream(ctx: Context, key: bytes) -> Stream | None:
     """The stream stored at ``key`` (an access), None if absent; WRONGTYPE for other types."""
     return ctx.db.get_typed(key, Stream)  # type: ignore[no-any-return]
 
@@ -145,7 +146,7 @@ def parse_policy(arg: bytes) -> RefPolicy | None:
     return None
 
 
-def new_stream(ctx: Any) -> Stream:
+def new_stream(ctx: Context) -> Stream:
     """A stream a command creates: its IDMP settings come from stream-idmp-duration and
     stream-idmp-maxsize, as Redis 8.6's streamNew takes them."""
     stream = Stream()
@@ -211,7 +212,7 @@ class TrimArgs:
         self.idmp_idx = 0  # argv index of the IDMP / IDMPAUTO keyword
 
 
-def parse_add_or_trim(ctx: Any, argv: list[bytes], xadd: bool) -> TrimArgs:
+def parse_add_or_trim(ctx: Context, argv: list[bytes], xadd: bool) -> TrimArgs:
     """Parse the options of XADD (up to and including the ID) or XTRIM, in Redis's order.
 
     ``argv`` is the whole command. For XADD the result's ``id_idx`` is where the ID is and

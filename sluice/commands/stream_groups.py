@@ -27,14 +27,13 @@ Invariants, as in Redis (``t_stream.c``: ``xgroupCommand``, ``xackCommand``, ``x
 
 from __future__ import annotations
 
-from typing import Any
-
 from sluice.protocol import OK, Map
 from sluice.storage.stream import Stream, XDelExResult
 from sluice.storage.stream_group import ConsumerGroup, PendingEntry
 from sluice.storage.streamid import format_id, parse_id, parse_strict_id
 
 from .args import Args, parse_int
+from .context import Command, Context, Reply
 from .errors import (
     ENTRIESREAD_RANGE,
     NO_SUCH_KEY,
@@ -87,14 +86,14 @@ def _c_str(name: bytes) -> bytes:
     return name if nul < 0 else name[:nul]
 
 
-def group_dirty(ctx: Any, changes: int = 1) -> None:
+def group_dirty(ctx: Context, changes: int = 1) -> None:
     """Count writes that Redis propagates (``server.dirty++``) without touching WATCH or
     waking readers: consumer-group changes, XSETID, XCFGSET, XIDMPRECORD (see the docstring)."""
     if changes:
         ctx.server.dirty += changes
 
 
-def lookup_group(ctx: Any, key: bytes, name: bytes, template: bytes) -> tuple[Stream, ConsumerGroup]:
+def lookup_group(ctx: Context, key: bytes, name: bytes, template: bytes) -> tuple[Stream, ConsumerGroup]:
     """The stream and its group, WRONGTYPE first, then NOGROUP worded by ``template``."""
     stream = get_stream(ctx, key)
     group = stream.groups.get(name) if stream is not None else None
@@ -131,7 +130,7 @@ def createconsumer_argv(key: bytes, group: bytes, consumer: bytes) -> list[bytes
     return [b"XGROUP", b"CREATECONSUMER", key, group, consumer]
 
 
-def subcommand_syntax_error(ctx: Any) -> CommandError:
+def subcommand_syntax_error(ctx: Context) -> CommandError:
     """``addReplySubcommandSyntaxError``: names the subcommand as the client typed it."""
     return subcommand_syntax(ctx.argv[1], "xgroup")
 
@@ -139,7 +138,7 @@ def subcommand_syntax_error(ctx: Any) -> CommandError:
 # -- XGROUP ---------------------------------------------------------------------------------
 
 
-def _xgroup_options(ctx: Any, create: bool) -> tuple[bool, int]:
+def _xgroup_options(ctx: Context, create: bool) -> tuple[bool, int]:
     """Options after ``<key> <group> <id>``: (MKSTREAM, ENTRIESREAD), in Redis's order."""
     argv = ctx.argv
     mkstream = False
@@ -160,7 +159,7 @@ def _xgroup_options(ctx: Any, create: bool) -> tuple[bool, int]:
     return mkstream, entries_read
 
 
-def _xgroup_target(ctx: Any, mkstream: bool = False, need_group: bool = True
+def _xgroup_target(ctx: Context, mkstream: bool = False, need_group: bool = True
                    ) -> tuple[Stream | None, ConsumerGroup | None]:
     """The key and group checks every subcommand but HELP makes (``xgroupCommand``)."""
     key, name = ctx.argv[2], ctx.argv[3]
@@ -175,7 +174,7 @@ def _xgroup_target(ctx: Any, mkstream: bool = False, need_group: bool = True
     return stream, group
 
 
-def xgroup_create(ctx: Any, args: Args) -> Any:
+def xgroup_create(ctx: Context, args: Args) -> Reply:
     mkstream, entries_read = _xgroup_options(ctx, create=True)
     stream, _ = _xgroup_target(ctx, mkstream, need_group=False)
     if len(ctx.argv) > 8:
@@ -194,7 +193,7 @@ def xgroup_create(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def xgroup_setid(ctx: Any, args: Args) -> Any:
+def xgroup_setid(ctx: Context, args: Args) -> Reply:
     _, entries_read = _xgroup_options(ctx, create=False)
     stream, group = _xgroup_target(ctx)
     assert stream is not None and group is not None
@@ -214,7 +213,7 @@ def _at_most_added(stream: Stream, entries_read: int) -> int:
     return entries_read if entries_read == -1 else min(entries_read, stream.entries_added)
 
 
-def xgroup_destroy(ctx: Any, args: Args) -> Any:
+def xgroup_destroy(ctx: Context, args: Args) -> Reply:
     stream, group = _xgroup_target(ctx, need_group=False)
     assert stream is not None
     if group is None:
@@ -226,7 +225,7 @@ def xgroup_destroy(ctx: Any, args: Args) -> Any:
     return 1
 
 
-def xgroup_createconsumer(ctx: Any, args: Args) -> Any:
+def xgroup_createconsumer(ctx: Context, args: Args) -> Reply:
     _, group = _xgroup_target(ctx)
     assert group is not None
     created = group.create_consumer(ctx.argv[4], ctx.now_ms())
@@ -236,7 +235,7 @@ def xgroup_createconsumer(ctx: Any, args: Args) -> Any:
     return 1
 
 
-def xgroup_delconsumer(ctx: Any, args: Args) -> Any:
+def xgroup_delconsumer(ctx: Context, args: Args) -> Reply:
     _, group = _xgroup_target(ctx)
     assert group is not None
     name = ctx.argv[4]
@@ -265,14 +264,14 @@ _XGROUP_HELP = (
 )
 
 
-def xgroup_help(ctx: Any, args: Args) -> Any:
+def xgroup_help(ctx: Context, args: Args) -> Reply:
     return help_reply("XGROUP", _XGROUP_HELP)
 
 
 # -- XACK / XACKDEL -------------------------------------------------------------------------
 
 
-def xack(ctx: Any, args: Args) -> Any:
+def xack(ctx: Context, args: Args) -> Reply:
     key, name = args.next_key(), args.next()
     stream = get_stream(ctx, key)
     group = stream.groups.get(name) if stream is not None else None
@@ -285,7 +284,7 @@ def xack(ctx: Any, args: Args) -> Any:
     return acked
 
 
-def xackdel(ctx: Any, args: Args) -> Any:
+def xackdel(ctx: Context, args: Args) -> Reply:
     key, name = ctx.argv[1], ctx.argv[2]
     stream = get_stream(ctx, key)  # WRONGTYPE before any option error, as Redis
     policy, id_args = parse_ids_block(ctx.argv, 3)
@@ -306,14 +305,14 @@ def xackdel(ctx: Any, args: Args) -> Any:
 # -- XINFO GROUPS / CONSUMERS ---------------------------------------------------------------
 
 
-def _stream_for_info(ctx: Any, key: bytes) -> Stream:
+def _stream_for_info(ctx: Context, key: bytes) -> Stream:
     stream = get_stream(ctx, key)
     if stream is None:
         raise CommandError(NO_SUCH_KEY)
     return stream
 
 
-def xinfo_groups(ctx: Any, args: Args) -> Any:
+def xinfo_groups(ctx: Context, args: Args) -> Reply:
     stream = _stream_for_info(ctx, args.next_key())
     out = []
     for g in stream.groups_in_order():
@@ -330,7 +329,7 @@ def xinfo_groups(ctx: Any, args: Args) -> Any:
     return out
 
 
-def xinfo_consumers(ctx: Any, args: Args) -> Any:
+def xinfo_consumers(ctx: Context, args: Args) -> Reply:
     key, name = args.next_key(), args.next()
     stream = _stream_for_info(ctx, key)
     group = stream.groups.get(name)
@@ -352,7 +351,7 @@ def xinfo_consumers(ctx: Any, args: Args) -> Any:
 
 _CREATE_SYNTAX = "key group <id | $> [MKSTREAM] [ENTRIESREAD entries-read]"
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name                   arity flags             acl       keys                 handler
     cmd("xgroup",                -2, NONE,             A.NONE,   None,                None,
         "A container for consumer groups commands.", group="stream", since="5.0.0",

@@ -32,6 +32,7 @@ from sluice.storage.streamid import format_id as fid
 
 from . import errors as E
 from .args import Args, parse_int
+from .context import Command, Context, Reply
 from .errors import CommandError
 from .spec import ACCESS, LOADING, NONE, READONLY, RO, STALE, A, cmd, key_at
 from .stream_common import entries_reply, entry_reply, get_stream
@@ -122,7 +123,7 @@ def _full_groups(stream: Stream, count: int) -> list[Any]:
     return out
 
 
-def xinfo_stream(ctx: Any, args: Args) -> Any:
+def xinfo_stream(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     # The key is looked up before the options are parsed (no such key / WRONGTYPE win).
     stream = get_stream(ctx, argv[2])
@@ -166,11 +167,11 @@ _HELP = [SimpleString(line) for line in (
 )]
 
 
-def xinfo_help(ctx: Any, args: Args) -> Any:
+def xinfo_help(ctx: Context, args: Args) -> Reply:
     return _HELP
 
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name            arity  flags             acl       keys                    handler
     cmd("xinfo",          -2,  NONE,             A.NONE,   None,                   None,
         "Groups the stream introspection subcommands.", group="stream", since="5.0.0",

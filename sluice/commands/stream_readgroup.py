@@ -44,6 +44,7 @@ from sluice.storage.stream_group import Consumer, ConsumerGroup
 from sluice.storage.streamid import MAX_ID, format_id, parse_strict_id
 
 from .args import Args, parse_int
+from .context import Command, Context, Reply
 from .errors import (
     CLAIM_IDLE_NEGATIVE,
     CLAIM_IDLE_NOT_INTEGER,
@@ -93,15 +94,15 @@ class ReadGroupArgs:
 # a consumer loop sends.
 
 
-def parse_xreadgroup(ctx: Any, now: int) -> tuple[ReadGroupArgs, list[ConsumerGroup]]:
+def parse_xreadgroup(ctx: Context, now: int) -> tuple[ReadGroupArgs, list[ConsumerGroup]]:
     """Options left to right as Redis reads them, then per stream: type, group, ID.
 
     Returns the arguments and the group of each key, looked up while parsing."""
     argv = ctx.argv
     state = ctx.bstate
     cached = state.memo if state is not None else ctx.parse_memo
-    if cached is not None and (cached[0] is argv or cached[0] == argv):
-        a = cached[1]
+    if isinstance(cached, tuple) and (cached[0] is argv or cached[0] == argv):
+        a: ReadGroupArgs = cached[1]  # our own memo, (argv, parse), stored below
         # The one check that depends on the clock: BLOCK's deadline must fit in 64 bits.
         if not a.block_ms or a.block_ms <= LLONG_MAX - now:
             return a, [lookup_group(ctx, key, a.group, NOGROUP_XREADGROUP)[1]
@@ -208,7 +209,7 @@ def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGrou
     return out or None, changes
 
 
-def xreadgroup(ctx: Any, args: Args) -> Any:
+def xreadgroup(ctx: Context, args: Args) -> Reply:
     now = ctx.now_ms()
     a, groups = parse_xreadgroup(ctx, now)
     served: list[tuple[bytes, Any]] = []
@@ -301,7 +302,7 @@ def _idle_group(db: Any, key: bytes, name: bytes) -> Any:
     return False
 
 
-def _streams_reply(ctx: Any, served: list[tuple[bytes, Any]]) -> Any:
+def _streams_reply(ctx: Context, served: list[tuple[bytes, Any]]) -> Reply:
     """``[[key, entries], ...]`` in RESP2; a map in RESP3 (keys may repeat, as in Redis)."""
     if not ctx.resp3:
         return [[key, entries] for key, entries in served]
@@ -312,7 +313,7 @@ def _streams_reply(ctx: Any, served: list[tuple[bytes, Any]]) -> Any:
     return Raw(b"%%%d\r\n" % len(served) + body)
 
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name         arity  flags             acl       keys                                handler
     cmd("xreadgroup",  -7,  WRITE | BLOCKING, A.STREAM, keys_after(b"STREAMS", 4, RO | ACCESS),
         xreadgroup,

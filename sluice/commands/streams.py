@@ -44,6 +44,7 @@ from sluice.storage.streamid import (
 
 from . import errors as E
 from .args import Args, parse_int
+from .context import Command, Context, Reply
 from .errors import CommandError, wrong_arity
 from .spec import (
     ACCESS,
@@ -79,7 +80,7 @@ _XADD_ARITY = wrong_arity("xadd")
 # -- XADD ------------------------------------------------------------------------------------
 
 
-def xadd(ctx: Any, args: Args) -> Any:
+def xadd(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     if argv[2] != b"*":
         return _xadd_with_options(ctx, argv)
@@ -115,7 +116,7 @@ def xadd(ctx: Any, args: Args) -> Any:
     return reply
 
 
-def _xadd_with_options(ctx: Any, argv: list[bytes]) -> Any:
+def _xadd_with_options(ctx: Context, argv: list[bytes]) -> Reply:
     t = parse_add_or_trim(ctx, argv, True)
     nfields = len(argv) - t.id_idx - 1
     if nfields < 2 or nfields & 1:
@@ -168,7 +169,7 @@ def _xadd_with_options(ctx: Any, argv: list[bytes]) -> Any:
 # -- XRANGE / XREVRANGE / XLEN -------------------------------------------------------------
 
 
-def _range(ctx: Any, argv: list[bytes], rev: bool) -> Any:
+def _range(ctx: Context, argv: list[bytes], rev: bool) -> Reply:
     start_arg, end_arg = (argv[3], argv[2]) if rev else (argv[2], argv[3])
     start, exclusive = parse_range_bound(start_arg, 0)
     if exclusive:
@@ -198,15 +199,15 @@ def _range(ctx: Any, argv: list[bytes], rev: bool) -> Any:
     return range_reply(stream, start, end, max(count, 0), rev)
 
 
-def xrange(ctx: Any, args: Args) -> Any:
+def xrange(ctx: Context, args: Args) -> Reply:
     return _range(ctx, args.argv, False)
 
 
-def xrevrange(ctx: Any, args: Args) -> Any:
+def xrevrange(ctx: Context, args: Args) -> Reply:
     return _range(ctx, args.argv, True)
 
 
-def xlen(ctx: Any, args: Args) -> Any:
+def xlen(ctx: Context, args: Args) -> Reply:
     stream = get_stream(ctx, args.argv[1])
     return 0 if stream is None else stream.length
 
@@ -214,7 +215,7 @@ def xlen(ctx: Any, args: Args) -> Any:
 # -- XDEL / XDELEX / XTRIM -----------------------------------------------------------------
 
 
-def xdel(ctx: Any, args: Args) -> Any:
+def xdel(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     stream = get_stream(ctx, key)
@@ -227,7 +228,7 @@ def xdel(ctx: Any, args: Args) -> Any:
     return deleted
 
 
-def xdelex(ctx: Any, args: Args) -> Any:
+def xdelex(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     stream = get_stream(ctx, key)  # WRONGTYPE before any option error, as Redis
@@ -236,7 +237,7 @@ def xdelex(ctx: Any, args: Args) -> Any:
         return [-1] * len(id_args)
     ids = [parse_strict_id(a) for a in id_args]
     pending_before = sum(len(g.pel) for g in stream.groups.values())
-    res = stream.delete_ex(ids, policy)  # type: ignore[arg-type]
+    res = stream.delete_ex(ids, policy)
     deleted = res.count(1)
     if deleted:
         ctx.modified(key, ready=False, changes=deleted)
@@ -247,7 +248,7 @@ def xdelex(ctx: Any, args: Args) -> Any:
     return res
 
 
-def xtrim(ctx: Any, args: Args) -> Any:
+def xtrim(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     t = parse_add_or_trim(ctx, argv, False)
     key = argv[1]
@@ -265,7 +266,7 @@ def xtrim(ctx: Any, args: Args) -> Any:
 # -- XSETID / XCFGSET -----------------------------------------------------------------------
 
 
-def xsetid(ctx: Any, args: Args) -> Any:
+def xsetid(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     last_id = parse_strict_id(argv[2])
     entries_added = -1
@@ -293,7 +294,7 @@ def xsetid(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def xcfgset(ctx: Any, args: Args) -> Any:
+def xcfgset(ctx: Context, args: Args) -> Reply:
     """Redis 8.6's order: the key (no such key, WRONGTYPE), then each parameter once and in
     range, then at least one of them."""
     argv = args.argv
@@ -327,7 +328,7 @@ def xcfgset(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def xidmprecord(ctx: Any, args: Args) -> Any:
+def xidmprecord(ctx: Context, args: Args) -> Reply:
     """XIDMPRECORD key pid iid id (Redis 8.6.2): remember that (pid, iid) produced the
     existing entry ``id``. AOF rewrites carry the IDMP state with it. Redis's order: the ID,
     the two names, the key, the entry, then an iid already known for another entry."""
@@ -357,7 +358,7 @@ def xidmprecord(ctx: Any, args: Args) -> Any:
 # -- XREAD -----------------------------------------------------------------------------------
 
 
-def xread(ctx: Any, args: Args) -> Any:
+def xread(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     argc = len(argv)
     timeout = -1  # no BLOCK
@@ -446,7 +447,7 @@ def xread(ctx: Any, args: Args) -> Any:
 _ND = ("nondeterministic_output",)
 _TRIM = "[<MAXLEN | MINID> [= | ~] threshold [LIMIT count]]"
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name        arity  flags                      acl       keys                                   handler
     cmd("xadd",       -5,  WRITE | DENYOOM | FAST,    A.STREAM, key_at(1, RW | UPDATE),                xadd,
         "Adds an entry to a stream, creating the stream unless NOMKSTREAM is given.", group="stream",

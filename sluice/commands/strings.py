@@ -36,6 +36,7 @@ from sluice.storage.strings import (
 from sluice.storage.strings import setrange as patch_string
 
 from .args import Args, parse_int
+from .context import Command, Context, Reply, command_name
 from .errors import (
     DECR_OVERFLOW,
     DELEX_CONDITION,
@@ -156,39 +157,39 @@ def _condition_holds(flags: int, current: bytes, match: bytes) -> bool:
     return (digest(current) == _digest_arg(match)) == bool(flags & _IFDEQ)
 
 
-def _expire_ms(ctx: Any, raw: bytes, flags: int) -> int:
+def _expire_ms(ctx: Context, raw: bytes, flags: int) -> int:
     """The absolute deadline for EX/PX/EXAT/PXAT ``raw`` (Redis's getExpireMillisecondsOrReply)."""
     ms = parse_int(raw)
     seconds = flags & (_EX | _EXAT)
     if ms <= 0 or (seconds and ms > LLONG_MAX // 1000):
-        raise CommandError(INVALID_EXPIRE % ctx.cmd.name)
+        raise CommandError(INVALID_EXPIRE % command_name(ctx))
     if seconds:
         ms *= 1000
     if flags & (_EX | _PX):
         ms += ctx.now_ms()
         if ms > LLONG_MAX:  # C would wrap negative: Redis reports it the same way
-            raise CommandError(INVALID_EXPIRE % ctx.cmd.name)
+            raise CommandError(INVALID_EXPIRE % command_name(ctx))
     return ms
 
 
-def _string(value: Any) -> Any:
+def _string(value: object) -> bytes | None:
     """``value`` if it is a string (or absent); WRONGTYPE otherwise."""
-    if value is not None and type(value) is not bytes:
-        raise WrongTypeError()
-    return value
+    if value is None or type(value) is bytes:
+        return value
+    raise WrongTypeError()
 
 
 # -- GET / SET and friends --------------------------------------------------------------------
 
 
-def get(ctx: Any, args: Args) -> Any:
+def get(ctx: Context, args: Args) -> Reply:
     value = ctx.db.get(args.argv[1])
     if value is None or type(value) is bytes:
         return value
     raise WrongTypeError()
 
 
-def set_(ctx: Any, args: Args) -> Any:
+def set_(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     if len(argv) == 3:  # the hot path: SET key value (ctx.modified without its indirection)
         key = argv[1]
@@ -200,8 +201,8 @@ def set_(ctx: Any, args: Args) -> Any:
     return _set_generic(ctx, argv[1], argv[2], flags, expire, OK, None, match)
 
 
-def _set_generic(ctx: Any, key: bytes, value: bytes, flags: int, expire: bytes | None,
-                 ok: Any, abort: Any, match: bytes | None = None) -> Any:
+def _set_generic(ctx: Context, key: bytes, value: bytes, flags: int, expire: bytes | None,
+                 ok: Reply, abort: Reply, match: bytes | None = None) -> Reply:
     """Redis's ``setGenericCommand``: ``ok``/``abort`` are the replies without GET."""
     when = _expire_ms(ctx, expire, flags) if expire is not None else None
     db = ctx.db
@@ -228,22 +229,22 @@ def _set_generic(ctx: Any, key: bytes, value: bytes, flags: int, expire: bytes |
     return old if flags & _GET else ok
 
 
-def setnx(ctx: Any, args: Args) -> Any:
+def setnx(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return _set_generic(ctx, argv[1], argv[2], _NX, None, 1, 0)
 
 
-def setex(ctx: Any, args: Args) -> Any:
+def setex(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return _set_generic(ctx, argv[1], argv[3], _EX, argv[2], OK, None)
 
 
-def psetex(ctx: Any, args: Args) -> Any:
+def psetex(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return _set_generic(ctx, argv[1], argv[3], _PX, argv[2], OK, None)
 
 
-def mget(ctx: Any, args: Args) -> Any:
+def mget(ctx: Context, args: Args) -> Reply:
     get_value = ctx.db.get
     out = []
     for key in args.rest():
@@ -252,7 +253,7 @@ def mget(ctx: Any, args: Args) -> Any:
     return out
 
 
-def mset(ctx: Any, args: Args) -> Any:
+def mset(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     if len(argv) % 2 == 0:
         raise wrong_arity("mset")
@@ -264,7 +265,7 @@ def mset(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def msetnx(ctx: Any, args: Args) -> Any:
+def msetnx(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     if len(argv) % 2 == 0:
         raise wrong_arity("msetnx")
@@ -279,7 +280,7 @@ def msetnx(ctx: Any, args: Args) -> Any:
     return 1
 
 
-def msetex(ctx: Any, args: Args) -> Any:
+def msetex(ctx: Context, args: Args) -> Reply:
     """MSETEX numkeys key value [key value ...] [NX | XX] [EX | PX | EXAT | PXAT | KEEPTTL]
     (Redis 8.4): all keys or none (NX / XX are checked on every key first), one deadline."""
     argv = args.argv
@@ -311,12 +312,12 @@ def msetex(ctx: Any, args: Args) -> Any:
     return 1
 
 
-def digest_(ctx: Any, args: Args) -> Any:
+def digest_(ctx: Context, args: Args) -> Reply:
     value = _string(ctx.db.get(args.argv[1]))
     return None if value is None else digest(value)
 
 
-def delex(ctx: Any, args: Args) -> Any:
+def delex(ctx: Context, args: Args) -> Reply:
     """DELEX key [IFEQ value | IFNE value | IFDEQ digest | IFDNE digest] (Redis 8.4)."""
     argv = args.argv
     key = argv[1]
@@ -345,7 +346,7 @@ def delex(ctx: Any, args: Args) -> Any:
     return 1
 
 
-def getset(ctx: Any, args: Args) -> Any:
+def getset(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     db = ctx.db
@@ -356,7 +357,7 @@ def getset(ctx: Any, args: Args) -> Any:
     return old
 
 
-def getdel(ctx: Any, args: Args) -> Any:
+def getdel(ctx: Context, args: Args) -> Reply:
     key = args.argv[1]
     db = ctx.db
     old = _string(db.get(key))
@@ -367,7 +368,7 @@ def getdel(ctx: Any, args: Args) -> Any:
     return old
 
 
-def getex(ctx: Any, args: Args) -> Any:
+def getex(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     flags, expire, _, _ = _parse_options(argv, 2, _GETEX)
@@ -393,12 +394,12 @@ def getex(ctx: Any, args: Args) -> Any:
 # -- in-place edits -----------------------------------------------------------------------------
 
 
-def _check_length(ctx: Any, size: int) -> None:
+def _check_length(ctx: Context, size: int) -> None:
     if size > ctx.server.config.proto_max_bulk_len:
         raise CommandError(STRING_TOO_LONG)
 
 
-def append(ctx: Any, args: Args) -> Any:
+def append(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key, tail = argv[1], argv[2]
     db = ctx.db
@@ -415,12 +416,12 @@ def append(ctx: Any, args: Args) -> Any:
     return len(new)
 
 
-def strlen(ctx: Any, args: Args) -> Any:
+def strlen(ctx: Context, args: Args) -> Reply:
     value = _string(ctx.db.get(args.argv[1]))
     return 0 if value is None else len(value)
 
 
-def setrange(ctx: Any, args: Args) -> Any:
+def setrange(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key, patch = argv[1], argv[3]
     offset = parse_int(argv[2])
@@ -445,7 +446,7 @@ def setrange(ctx: Any, args: Args) -> Any:
     return len(new)
 
 
-def getrange_(ctx: Any, args: Args) -> Any:
+def getrange_(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     start = parse_int(argv[2])
     end = parse_int(argv[3])
@@ -458,7 +459,7 @@ def getrange_(ctx: Any, args: Args) -> Any:
 # -- counters -----------------------------------------------------------------------------------
 
 
-def _incr(ctx: Any, key: bytes, delta: int) -> int:
+def _incr(ctx: Context, key: bytes, delta: int) -> int:
     db = ctx.db
     value = _string(db.get(key))
     try:
@@ -472,20 +473,20 @@ def _incr(ctx: Any, key: bytes, delta: int) -> int:
     return result
 
 
-def incr(ctx: Any, args: Args) -> Any:
+def incr(ctx: Context, args: Args) -> Reply:
     return _incr(ctx, args.argv[1], 1)
 
 
-def decr(ctx: Any, args: Args) -> Any:
+def decr(ctx: Context, args: Args) -> Reply:
     return _incr(ctx, args.argv[1], -1)
 
 
-def incrby(ctx: Any, args: Args) -> Any:
+def incrby(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return _incr(ctx, argv[1], parse_int(argv[2]))
 
 
-def decrby(ctx: Any, args: Args) -> Any:
+def decrby(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     delta = parse_int(argv[2])
     if delta == LLONG_MIN:
@@ -493,7 +494,7 @@ def decrby(ctx: Any, args: Args) -> Any:
     return _incr(ctx, argv[1], -delta)
 
 
-def incrbyfloat(ctx: Any, args: Args) -> Any:
+def incrbyfloat(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     db = ctx.db
@@ -516,7 +517,7 @@ def incrbyfloat(ctx: Any, args: Args) -> Any:
 # -- LCS -------------------------------------------------------------------------------------------
 
 
-def lcs(ctx: Any, args: Args) -> Any:
+def lcs(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     db = ctx.db
     a, b = db.get(argv[1]), db.get(argv[2])
@@ -572,7 +573,7 @@ _GETRANGE_COMPLEXITY = (
 _SET_KEYS = key_at(1, RW | ACCESS | UPDATE | K.VARIABLE_FLAGS)
 _INCR_KEYS = key_at(1, RW | ACCESS | UPDATE)
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name          arity  flags                    acl       keys                     handler
     cmd("get",           2,  READONLY | FAST,         A.STRING, key_at(1, RO | ACCESS),  get,
         "Returns the string value of a key.", group="string", complexity=_O1, syntax="key"),

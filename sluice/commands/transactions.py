@@ -2,7 +2,8 @@
 
 Mirrors Redis's multi.c. The machinery is in the server: ``dispatch.process_command`` queues
 commands while ``ctx.multi`` is a list (replying ``+QUEUED``) and marks the transaction for
-EXECABORT when a command is refused at queue time; ``dispatch.exec_queued`` runs the queue;
+EXECABORT when a command is refused at queue time; ``dispatch.exec_queued`` runs the queue
+(``ctx.server.exec_transaction``);
 ``Server.watch`` / ``unwatch_all`` / ``touch_watched_key`` keep the optimistic locks. MULTI,
 EXEC, DISCARD and WATCH run at once even inside MULTI, so their own errors are answered here:
 as in Redis, a nested MULTI or a WATCH inside MULTI is refused without aborting the
@@ -15,11 +16,10 @@ gone, as in Redis 7).
 
 from __future__ import annotations
 
-from typing import Any
-
 from sluice.protocol import OK
 
 from .args import Args
+from .context import Command, Context, Reply
 from .errors import (
     DISCARD_WITHOUT_MULTI,
     EXEC_WITHOUT_MULTI,
@@ -30,26 +30,24 @@ from .errors import (
 from .spec import ALLOW_BUSY, FAST, LOADING, NOSCRIPT, RO, SKIP_SLOWLOG, STALE, A, cmd, key_at
 
 
-def multi(ctx: Any, args: Args) -> Any:
+def multi(ctx: Context, args: Args) -> Reply:
     if ctx.multi is not None:
         raise CommandError(MULTI_NESTED)
     ctx.multi = []
     return OK
 
 
-def exec_(ctx: Any, args: Args) -> Any:
+def exec_(ctx: Context, args: Args) -> Reply:
     if ctx.multi is None:
         raise CommandError(EXEC_WITHOUT_MULTI)
-    from sluice.server.dispatch import exec_queued  # noqa: PLC0415 - commands never import server at load
-
-    # The queued commands are logged one by one (inside MULTI/EXEC) by exec_queued: EXEC itself
+    # The queued commands are logged one by one (inside MULTI/EXEC) as they run: EXEC itself
     # must not be logged again.
-    reply = exec_queued(ctx.server, ctx)
+    reply = ctx.server.exec_transaction(ctx)
     ctx.rewrite_argv()
     return reply
 
 
-def discard(ctx: Any, args: Args) -> Any:
+def discard(ctx: Context, args: Args) -> Reply:
     if ctx.multi is None:
         raise CommandError(DISCARD_WITHOUT_MULTI)
     ctx.multi = None
@@ -58,7 +56,7 @@ def discard(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def watch(ctx: Any, args: Args) -> Any:
+def watch(ctx: Context, args: Args) -> Reply:
     if ctx.multi is not None:
         raise CommandError(WATCH_IN_MULTI)
     if ctx.dirty_cas:  # already doomed: no point watching more keys
@@ -69,14 +67,14 @@ def watch(ctx: Any, args: Args) -> Any:
     return OK
 
 
-def unwatch(ctx: Any, args: Args) -> Any:
+def unwatch(ctx: Context, args: Args) -> Reply:
     ctx.server.unwatch_all(ctx)
     return OK
 
 
 _TX = NOSCRIPT | LOADING | STALE
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name       arity  flags                         acl            keys                   handler
     cmd("multi",      1,  _TX | FAST | ALLOW_BUSY,      A.TRANSACTION, None,                  multi,
         "Starts a transaction.", group="transactions", since="1.2.0", complexity="O(1)"),

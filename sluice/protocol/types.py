@@ -122,8 +122,11 @@ class _NullArray:
 
 NULL_ARRAY = _NullArray()
 
-Reply: TypeAlias = Any
-"""Anything the encoder accepts (see the table above)."""
+Reply: TypeAlias = (bytes | bytearray | memoryview | int | float | None | _NullArray
+                    | list[Any] | tuple[Any, ...] | dict[Any, Any])
+"""Anything the encoder accepts (see the table above; the reply classes subclass these).
+``str`` is not one. Array elements are not checked: ``list`` is invariant, so a precise
+recursive type would make every list a handler builds need its own annotation."""
 
 OK = SimpleString(b"OK")
 QUEUED = SimpleString(b"QUEUED")

@@ -25,34 +25,33 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from sluice.commands.args import has_spaces
+from sluice.commands.context import user_key
+from sluice.commands.errors import ACL_OK as OK
 from sluice.commands.errors import (
-    NOPERM_CHANNEL,
-    NOPERM_CMD,
-    NOPERM_EXEC,
-    NOPERM_EXEC_REASONS,
-    NOPERM_KEY,
-    CommandError,
-    ConfigError,
-)
-from sluice.storage.aof import write_durably
-
-from .acl_user import (
     DENIED_AUTH,
     DENIED_CHANNEL,
     DENIED_CMD,
     DENIED_KEY,
-    OK,
+    NOPERM_EXEC,
+    NOPERM_EXEC_REASONS,
+    CommandError,
+    ConfigError,
+    denial_message,
+)
+from sluice.storage.aof import write_durably
+
+from .acl_user import (
     CommandIndex,
     RuleError,
     UnknownCommandRule,
     User,
     channel_allowed,
-    has_spaces,
     merge_selector_args,
 )
 
 if TYPE_CHECKING:
-    from sluice.commands.spec import Cmd
+    from sluice.commands.context import Command
 
     from .app import Server
     from .client import Client
@@ -64,11 +63,6 @@ REASONS = {DENIED_CMD: b"command", DENIED_KEY: b"key", DENIED_CHANNEL: b"channel
            DENIED_AUTH: b"auth"}
 STAT_NAMES = {DENIED_CMD: "acl_access_denied_cmd", DENIED_KEY: "acl_access_denied_key",
               DENIED_CHANNEL: "acl_access_denied_channel", DENIED_AUTH: "acl_access_denied_auth"}
-
-
-def user_key(name: bytes) -> str:
-    """The ``client.user`` form of a user name (reversible for any bytes)."""
-    return name.decode("utf-8", "surrogateescape")
 
 
 class LogEntry:
@@ -118,7 +112,7 @@ class AclManager:
 
     # -- the hooks dispatch and connections use -------------------------------------------
 
-    def check(self, client: Client, cmd: Cmd, argv: list[bytes]) -> CommandError | None:
+    def check(self, client: Client, cmd: Command, argv: list[bytes]) -> CommandError | None:
         """Refuse ``cmd`` for this client's user: the error to reply, logged; or None."""
         name = client.user
         if name not in self.restricted:
@@ -133,7 +127,7 @@ class AclManager:
         self.add_log(client, res, b"multi" if in_multi else b"toplevel", obj, user.name)
         if client.in_exec:
             return CommandError(NOPERM_EXEC % NOPERM_EXEC_REASONS[res])
-        return CommandError(denial_message(res, user, cmd, None))
+        return CommandError(denial_message(res, user.name, cmd.name, None))
 
     def authenticate(self, username: bytes, password: bytes) -> bool:
         """``ACLCheckUserCredentials``: an enabled user, and nopass or a matching password."""
@@ -263,6 +257,10 @@ class AclManager:
         self.log_next_id += 1
         self.log.insert(0, entry)
         self._trim_log()
+
+    def clear_log(self) -> None:
+        """ACL LOG RESET."""
+        self.log.clear()
 
     def _trim_log(self) -> None:
         del self.log[max(self.server.config.acllog_max_len, 0):]
@@ -404,16 +402,6 @@ def _c_str(b: bytes) -> bytes:
     return b.split(b"\0", 1)[0]
 
 
-def denial_message(res: int, user: User, cmd: Cmd, obj: bytes | None) -> bytes:
-    """``getAclErrorMessage`` with the ``NOPERM`` code; verbose (``obj``) for ACL DRYRUN."""
-    if res == DENIED_CMD:
-        return NOPERM_CMD % (user.name, cmd.name.encode())
-    if obj is not None:
-        what = b"key" if res == DENIED_KEY else b"channel"
-        return b"NOPERM User %s has no permissions to access the '%s' %s" % (user.name, obj, what)
-    return NOPERM_KEY if res == DENIED_KEY else NOPERM_CHANNEL
-
-
 def set_auth_limits(client: Client, unauthenticated: bool) -> None:
     """Pre-auth request limits (10 arguments, 16 KB bulks) apply to unauthenticated clients."""
     client.reader.set_limits(auth_required=unauthenticated)
@@ -438,3 +426,10 @@ def _subscriptions_revoked(client: Client, allowed: list[bytes]) -> bool:
             if not channel_allowed(allowed, ch, is_pattern):
                 return True
     return False
+
+
+if TYPE_CHECKING:
+    from sluice.commands.context import Acl
+
+    def _implements_acl(mgr: AclManager) -> Acl[Client]:
+        return mgr

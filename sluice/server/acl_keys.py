@@ -23,7 +23,8 @@ from sluice.commands.spec import K
 from sluice.protocol import string2ll
 
 if TYPE_CHECKING:
-    from sluice.commands.spec import Cmd, KeySpec
+    from sluice.commands.context import Command
+    from sluice.commands.spec import KeySpec
 
 READ, WRITE = 1, 2
 
@@ -44,7 +45,7 @@ class KeyPlan:
 
     __slots__ = ("cmd", "specs", "use_specs", "finder", "fixed")
 
-    def __init__(self, cmd: Cmd) -> None:
+    def __init__(self, cmd: Command) -> None:
         self.cmd = cmd
         usable = [ks for ks in cmd.keys if not ks.flags & K.NOT_KEY]
         varflags = any(ks.flags & K.VARIABLE_FLAGS for ks in cmd.keys)

@@ -26,8 +26,18 @@ import hashlib
 import hmac
 from typing import TYPE_CHECKING
 
-from sluice.commands.errors import ConfigError
-from sluice.commands.spec import CATEGORY_NAMES, A, Cmd, F
+from sluice.commands.args import has_spaces
+from sluice.commands.context import Command
+from sluice.commands.errors import (
+    ACL_OK as OK,
+)
+from sluice.commands.errors import (
+    DENIED_CHANNEL,
+    DENIED_CMD,
+    DENIED_KEY,
+    ConfigError,
+)
+from sluice.commands.spec import CATEGORIES, A, F
 from sluice.protocol import split_inline_args
 from sluice.storage.glob import compile_pattern
 
@@ -38,10 +48,6 @@ if TYPE_CHECKING:
 
 ALL_PERMS = READ | WRITE
 
-# ACLCheckAllUserCommandPerm results, ordered as Redis orders them (the larger wins).
-OK, DENIED_CMD, DENIED_KEY, DENIED_AUTH, DENIED_CHANNEL = 0, 1, 2, 3, 4
-
-CATEGORIES: dict[bytes, A] = {name: cat for cat, name in CATEGORY_NAMES}
 
 # Commands that name Pub/Sub channels (Redis's ``commands_with_channels``): first argument
 # index, how many (-1: all the rest), pattern?  Unsubscribes are never checked.
@@ -79,14 +85,6 @@ E_BAD_HASH = (
 )
 E_FIRSTARG_OF_SUB = "Allowing first-arg of a subcommand is not supported"
 
-_SPACES = frozenset(b" \t\n\v\f\r\x00")
-
-
-def has_spaces(s: bytes) -> bool:
-    """Redis's ``ACLStringHasSpaces``: whitespace or NUL (not allowed in names and patterns)."""
-    return any(c in _SPACES for c in s)
-
-
 def hash_password(password: bytes) -> str:
     return hashlib.sha256(password).hexdigest()
 
@@ -110,14 +108,14 @@ class CommandIndex:
 
     __slots__ = ("table", "all")
 
-    def __init__(self, table: dict[bytes, Cmd]) -> None:
+    def __init__(self, table: dict[bytes, Command]) -> None:
         self.table = dict(table)
-        self.all: list[Cmd] = []  # every command and subcommand, parents first
+        self.all: list[Command] = []  # every command and subcommand, parents first
         for cmd in self.table.values():
             self.all.append(cmd)
             self.all.extend(cmd.subcommands.values())
 
-    def lookup(self, name: bytes) -> Cmd | None:
+    def lookup(self, name: bytes) -> Command | None:
         """``ACLLookupCommand``: ``get`` or ``config|get`` (case-insensitive)."""
         parts = name.lower().split(b"|")
         if len(parts) > 2:
@@ -129,7 +127,7 @@ class CommandIndex:
             return None
         return base.subcommands.get(parts[1])
 
-    def in_category(self, cat: A) -> list[Cmd]:
+    def in_category(self, cat: A) -> list[Command]:
         return [c for c in self.all if c.categories & cat]
 
 
@@ -176,7 +174,7 @@ class Selector:
 
     # -- rules ------------------------------------------------------------------------------
 
-    def _set_cmd(self, cmd: Cmd, allow: bool) -> None:
+    def _set_cmd(self, cmd: Command, allow: bool) -> None:
         """``ACLChangeSelectorPerm``: a command and all its subcommands."""
         for c in (cmd, *cmd.subcommands.values()):
             if allow:
@@ -347,7 +345,7 @@ class Selector:
     def unrestricted(self) -> bool:
         return self.allcommands and self.allkeys and self.allchannels
 
-    def check(self, cmd: Cmd, argv: list[bytes], keys: KeyCache) -> tuple[int, int]:
+    def check(self, cmd: Command, argv: list[bytes], keys: KeyCache) -> tuple[int, int]:
         """``ACLSelectorCheckCmd``: (OK or DENIED_*, index of the offending argument)."""
         if not self.allcommands and cmd.name not in self.allowed and not cmd.flags & F.NO_AUTH:
             allowed = self.firstargs.get(cmd.name)
@@ -378,7 +376,7 @@ class Selector:
 _PLANS: dict[int, KeyPlan] = {}
 
 
-def key_plan(cmd: Cmd) -> KeyPlan:
+def key_plan(cmd: Command) -> KeyPlan:
     """The cached ``KeyPlan`` of a table row (rows live as long as the process)."""
     plan = _PLANS.get(id(cmd))
     if plan is None or plan.cmd is not cmd:
@@ -501,7 +499,7 @@ class User:
             ok |= hmac.compare_digest(h, stored)
         return ok
 
-    def check(self, cmd: Cmd, argv: list[bytes]) -> tuple[int, int]:
+    def check(self, cmd: Command, argv: list[bytes]) -> tuple[int, int]:
         """``ACLCheckAllUserCommandPerm``: OK if any selector allows; else the most relevant
         denial (the larger reason, then the later argument)."""
         cache = KeyCache()

@@ -16,37 +16,37 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import os
 import secrets
 import socket
 import time
 from typing import TYPE_CHECKING, Any
 
-from sluice import __version__
 from sluice.commands import load_table
-from sluice.commands.admin import LatencyMonitor, monitor_line
-from sluice.commands.admin import install as install_admin
+from sluice.commands.admin import monitor_line, redacted
+from sluice.commands.context import Command, Reply, SlowlogEntry
 from sluice.commands.errors import CommandError
 from sluice.commands.spec import F
 from sluice.protocol import ErrorReply, ProtocolError
 from sluice.storage.keyspace import Clock, Database, Keyspace
 
-from . import listen
+from . import info, listen
 from .acl import AclManager
 from .blocking import BlockingManager
 from .client import BLOCKED, Client
 from .config import Config
-from .dispatch import call, is_plain, reject, run_batch
+from .dispatch import call, exec_queued, is_plain, reject, run_batch
+from .latency import LatencyMonitor
 from .pause import ClientPause
 from .pubsub import PubSub
 
 if TYPE_CHECKING:
-    from sluice.commands.spec import Cmd
+    from .persistence import AppendOnlyFile
+    from .snapshot import Persistence
 
 log = logging.getLogger("sluice")
 
-REDIS_VERSION = "8.6.3"
-"""The Redis release whose behaviour Sluice matches (INFO redis_version, HELLO version)."""
+_LOG_LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
+               "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
 
 
 class WatchedKey:
@@ -65,8 +65,8 @@ class WatchedKey:
 class Server:
     def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
         self.config = config or Config()
-        self.table: dict[bytes, Cmd] = load_table()
-        self.command_names: dict[bytes, Cmd] = {}  # lower- and upper-case names: one lookup
+        self.table: dict[bytes, Command] = load_table()
+        self.command_names: dict[bytes, Command] = {}  # lower- and upper-case names: one lookup
         self.rebuild_command_names()
         # INFO total_commands_processed is this plus the connected clients' tot-cmds: the
         # commands of clients that have gone, less those done before CONFIG RESETSTAT.
@@ -81,10 +81,11 @@ class Server:
         self.monitors: list[Client] = []
         self.pubsub = PubSub()
         self.dirty = 0  # changes since the last save (and the AOF trigger)
-        self.aof: Any = None  # persistence hook: feed(db, argvs), begin_multi, end_multi
-        self.persistence: Any = None  # snapshot.Persistence: loading, RDB, cron, shutdown
+        self.aof: AppendOnlyFile | None = None  # feed(db, argvs), begin_multi, end_multi
+        self.persistence: Persistence | None = None  # loading, RDB, cron, shutdown
         self.disk_error: str | None = None  # MISCONF text while writes must be refused
-        self.acl: Any = None  # ACL hook: check(client, cmd, argv) -> CommandError | None
+        # The ACL check dispatch runs, installed only while some user is restricted.
+        self.acl: AclManager | None = None
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
         self.listeners: list[asyncio.base_events.Server] = []
         self.listener_info: dict[int, str] = {}  # INFO listener<n> lines (listen.note_listener)
@@ -93,7 +94,7 @@ class Server:
         self.port = self.config.port
         self.stats: collections.Counter[str] = collections.Counter()
         self.error_stats: collections.Counter[str] = collections.Counter()
-        self.slowlog: collections.deque[list[Any]] = collections.deque()
+        self.slowlog: collections.deque[SlowlogEntry] = collections.deque()
         self.slowlog_next_id = 0
         self.lastsave = int(time.time())
         self._in_before_return = False
@@ -107,7 +108,9 @@ class Server:
         self._update_slow_threshold()
         for name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
             self.config.on_change(name, lambda _v: self._update_slow_threshold())
-        install_admin(self)  # runtime effects of CONFIG SET (hz, proto-max-bulk-len ...)
+        self._apply_config_changes()  # runtime effects of CONFIG SET (hz, loglevel ...)
+        self.info_peak_memory = 0  # INFO used_memory_peak: the highest RSS INFO has seen
+        self.info_peak_time = 0
         self.loop_name = "asyncio"
         # The CPUs the process had before server_cpulist pinned it (set by __main__).
         self.cpus_at_start: set[int] | None = None
@@ -128,6 +131,25 @@ class Server:
             self.command_names[name.upper()] = c
         # The names of the commands dispatch.run_batch may run without the full checks.
         self.plain_names = {n: c for n, c in self.command_names.items() if is_plain(c)}
+
+    def _apply_config_changes(self) -> None:
+        """Apply the settings that matter at run time whenever CONFIG SET changes them."""
+        config = self.config
+
+        def hz(value: int) -> None:
+            config.hz = min(max(value, 1), 500)  # Redis accepts any value and clamps it
+
+        def proto_max_bulk_len(value: int) -> None:
+            for client in self.clients.values():
+                client.reader.set_limits(max_bulk_len=value)
+
+        def loglevel(value: str) -> None:
+            logging.getLogger("sluice").setLevel(_LOG_LEVELS.get(value, logging.INFO))
+
+        config.on_change("hz", hz)
+        config.on_change("proto-max-bulk-len", proto_max_bulk_len)
+        config.on_change("loglevel", loglevel)
+        hz(config.hz)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -262,7 +284,7 @@ class Server:
                         reader.pending())
             self.close_client(client)
 
-    def call_unblocked(self, client: Client, cmd: Cmd, argv: list[bytes]) -> None:
+    def call_unblocked(self, client: Client, cmd: Command, argv: list[bytes]) -> None:
         """Re-run a blocked client's command (the table entry it blocked in), after the
         checks that may have changed since it blocked, as Redis's re-run through
         processCommand: its ACL permissions, and a disk error refusing writes."""
@@ -402,6 +424,10 @@ class Server:
         client.watched = []
         client.dirty_cas = False
 
+    def exec_transaction(self, client: Client) -> Reply:
+        """EXEC: run the client's queued commands (``dispatch.exec_queued``)."""
+        return exec_queued(self, client)
+
     def watched_expired(self, client: Client) -> bool:
         """A watched key that has logically expired since WATCH also fails EXEC (Redis 7);
         one that was already expired when watched does not."""
@@ -447,6 +473,14 @@ class Server:
 
     # -- bookkeeping ------------------------------------------------------------------------
 
+    def info_section(self, name: str) -> dict[str, Any]:
+        """INFO's fields for one section (``server/info.py``)."""
+        return info.info_section(self, name)
+
+    def reset_stats(self) -> None:
+        """CONFIG RESETSTAT (``server/info.py``)."""
+        info.reset_stats(self)
+
     def count_error(self, message: bytes) -> None:
         # The code is the first word, if a space comes within Redis's 32-byte window.
         space = message.find(b" ", 0, 31)
@@ -454,7 +488,7 @@ class Server:
         self.error_stats[code] += 1
         self.stats["total_error_replies"] += 1
 
-    def internal_error(self, cmd: Cmd, exc: BaseException) -> ErrorReply:
+    def internal_error(self, cmd: Command, exc: BaseException) -> ErrorReply:
         log.exception("Internal error running '%s'", cmd.name, exc_info=exc)
         return ErrorReply(f"ERR internal error running '{cmd.name}': {type(exc).__name__}".encode())
 
@@ -473,7 +507,7 @@ class Server:
         wanted = [w for w in wanted if w >= 0]
         self.slow_threshold_us = min(wanted) if wanted else 2**63
 
-    def slow_command(self, client: Client, cmd: Cmd, argv: list[bytes], duration_us: int) -> None:
+    def slow_command(self, client: Client, cmd: Command, argv: list[bytes], duration_us: int) -> None:
         """A command took at least ``slow_threshold_us``: the slow log and LATENCY decide."""
         if 0 <= self.config.slowlog_log_slower_than <= duration_us \
                 and not cmd.flags & F.SKIP_SLOWLOG:
@@ -487,8 +521,6 @@ class Server:
         if self.config.slowlog_max_len <= 0:
             return
         if argv[0].lower() in (b"auth", b"hello"):
-            from sluice.commands.admin import redacted
-
             argv = redacted(argv)
         shown = [a if len(a) <= 128 else a[:128] + b"... (%d more bytes)" % (len(a) - 128) for a in argv[:32]]
         if len(argv) > 32:
@@ -507,37 +539,6 @@ class Server:
         for m in self.monitors:
             if m is not client:
                 m.add_raw(line)
-
-    def info_server_fields(self) -> dict[str, Any]:
-        uptime = int(time.time() - self.start_time)
-        return {
-            "redis_version": REDIS_VERSION,
-            "sluice_version": __version__,
-            "redis_git_sha1": "00000000",
-            "redis_git_dirty": 0,
-            "redis_build_id": "0",
-            "redis_mode": "standalone",
-            "os": " ".join(os.uname()[i] for i in (0, 2, 4)),
-            "arch_bits": 64,
-            "monotonic_clock": "POSIX clock_gettime",
-            "multiplexing_api": "asyncio",
-            "atomicvar_api": "python",
-            "gcc_version": "0.0.0",
-            "process_id": os.getpid(),
-            "process_supervised": "no",
-            "run_id": self.run_id,
-            "tcp_port": self.port,
-            "server_time_usec": time.time_ns() // 1000,
-            "uptime_in_seconds": uptime,
-            "uptime_in_days": uptime // 86400,
-            "hz": self.config.hz,
-            "configured_hz": self.config.hz,
-            "lru_clock": int(time.time()) & 0xFFFFFF,
-            "executable": os.path.abspath(os.sys.argv[0]) if os.sys.argv else "",  # type: ignore[attr-defined]
-            "config_file": self.config.config_file or "",
-            "io_threads_active": 0,
-            **{f"listener{n}": text for n, text in sorted(self.listener_info.items())},
-        }
 
     # -- cron -------------------------------------------------------------------------------
 
@@ -573,3 +574,10 @@ class Server:
             self.before_return()
             self._schedule_cron()
 
+
+
+if TYPE_CHECKING:
+    from sluice.commands.context import ServerFacade
+
+    def _implements_facade(server: Server) -> ServerFacade[Client]:
+        return server  # mypy: Server must match the ServerFacade protocol member for member

@@ -37,20 +37,20 @@ from collections import deque
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
+from sluice.commands.errors import UNBLOCKED_ERROR as UNBLOCKED_ERROR  # re-exported
+from sluice.commands.reply import BLOCKED, Reply
 from sluice.protocol import ErrorReply
-
-from .client import BLOCKED
 
 if TYPE_CHECKING:
     import asyncio
 
-    from sluice.commands.spec import Cmd
+    from sluice.commands.context import Command, Context
+    from sluice.commands.spec import ReadyCheck
     from sluice.storage.keyspace import Database
 
     from .app import Server
     from .client import Client
 
-UNBLOCKED_ERROR = ErrorReply(b"UNBLOCKED client unblocked via CLIENT UNBLOCK")
 
 BKey = tuple[int, bytes]  # (db id, key)
 _BLOCKABLE = frozenset((b"list", b"stream"))  # the types a blocked client can wait for
@@ -62,9 +62,9 @@ class BlockState:
     __slots__ = ("keys", "db", "deadline_ms", "on_timeout", "argv", "cmd",
                  "unblock_on_nokey", "key_types", "btype", "ready_check", "memo")
 
-    def __init__(self, db: Database, keys: list[bytes], deadline_ms: int, on_timeout: Any,
+    def __init__(self, db: Database, keys: list[bytes], deadline_ms: int, on_timeout: Reply,
                  argv: list[bytes], unblock_on_nokey: bool, btype: bytes | None = None,
-                 cmd: Cmd | None = None, memo: Any = None) -> None:
+                 cmd: Command | None = None, memo: object = None) -> None:
         self.db = db
         self.keys = keys  # distinct keys the client waits on
         self.deadline_ms = deadline_ms  # unix ms, 0 = forever
@@ -77,7 +77,7 @@ class BlockState:
         # The handler's optional ``ready_check(client, db, key, notes) -> bool``: False means
         # a re-run could only block again, and the check has done what it would have done
         # (BlockingManager._serve_key).
-        self.ready_check: Any = None if cmd is None else cmd.ready_check
+        self.ready_check: ReadyCheck[Context] | None = None if cmd is None else cmd.ready_check
         self.memo = memo  # the handler's own, for its re-runs (ctx.block's ``memo``)
 
 
@@ -108,8 +108,8 @@ class BlockingManager:
         self._claim_at = 0
 
     def block_for_keys(self, client: Client, keys: list[bytes], timeout_ms: int,
-                       on_timeout: Any, argv: list[bytes] | None,
-                       unblock_on_nokey: bool, memo: Any = None) -> Any:
+                       on_timeout: Reply, argv: list[bytes] | None,
+                       unblock_on_nokey: bool, memo: object = None) -> Reply:
         """Park ``client`` on ``keys``; returns ``BLOCKED`` (or ``on_timeout`` inside EXEC)."""
         if client.in_exec:
             # MULTI never blocks (Redis's CLIENT_DENY_BLOCKING): answer as a timeout would.
@@ -287,7 +287,7 @@ class BlockingManager:
                 self._queued.clear()
                 self._arm(0)
 
-    def unblock_client(self, client: Client, reply: Any) -> None:
+    def unblock_client(self, client: Client, reply: Reply) -> None:
         """Unblock without re-running: send ``reply`` (timeout, CLIENT UNBLOCK, errors).
 
         The command is done: its call is counted now (one per command, as Redis's

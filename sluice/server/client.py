@@ -1,8 +1,8 @@
 """Per-connection client state; also the ``ctx`` every command handler receives.
 
-Handlers see a small surface (documented on the methods below): ``db``, ``server``, ``resp3``,
-``argv``, ``now_ms()``, ``modified(key)``, ``block(...)``, ``rewrite_argv(...)``,
-``in_exec``. The rest is the connection's business.
+``Client`` implements ``commands.context.Context``, the protocol that names what a handler
+may use (checked by mypy: see ``_implements_context`` below); the rest (the transport, the
+reader, the output buffer, flow control) is the connection's business.
 
 Output is never written from here directly: replies are encoded into ``out`` and the client is
 queued on ``server.pending_writes``; ``Server.write_replies`` writes each client's buffer once.
@@ -11,33 +11,35 @@ queued on ``server.pending_writes``; ``Server.write_replies`` writes each client
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sluice.commands.args import Args
+from sluice.commands.reply import (
+    BLOCKED,
+    REPLY_OFF,
+    REPLY_ON,
+    REPLY_SKIP,
+    REPLY_SKIP_NEXT,
+    Blocked,
+    Reply,
+)
 from sluice.protocol import Push, Replies, RequestReader
 from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import Database
 
 from .limits import check_output_buffer
+from .security import is_local_peer
 
 if TYPE_CHECKING:
     import asyncio
 
-    from sluice.commands.spec import Cmd
+    from sluice.commands.context import Command, Context
 
-    from .app import Server
+    from .app import Server, WatchedKey
     from .blocking import BlockState
 
-REPLY_ON, REPLY_OFF, REPLY_SKIP, REPLY_SKIP_NEXT = 0, 1, 2, 3
-
-
-class Blocked:
-    """Returned by ``ctx.block``: the command produced no reply yet."""
-
-    __slots__ = ()
-
-
-BLOCKED = Blocked()
+__all__ = ["BLOCKED", "REPLY_OFF", "REPLY_ON", "REPLY_SKIP", "REPLY_SKIP_NEXT", "Blocked",
+           "Client"]
 
 
 class Client:
@@ -71,10 +73,10 @@ class Client:
         self.laddr = "?:0"
         self.created_ms = self.last_ms = time.time_ns() // 1_000_000
         self.argv: list[bytes] = []  # the command being executed
-        self.cmd: Cmd | None = None  # its table entry
-        self.multi: list[tuple[Cmd, list[bytes]]] | None = None  # queued MULTI commands
+        self.cmd: Command | None = None  # its table entry
+        self.multi: list[tuple[Command, list[bytes]]] | None = None  # queued MULTI commands
         self.multi_error = False  # a command failed to queue: EXEC aborts
-        self.watched: list[Any] = []  # app.WatchedKey entries
+        self.watched: list[WatchedKey] = []  # keys this client WATCHes
         self.dirty_cas = False  # a watched key was touched
         self.in_exec = False  # executing the commands of EXEC (MULTI never blocks)
         self.bstate: BlockState | None = None  # set while blocked on keys
@@ -99,7 +101,7 @@ class Client:
         self.args = Args([])
         # A handler's parse of this connection's last request of its kind, for the next one
         # that is equal (a consumer sends the same XREADGROUP ... BLOCK after every reply).
-        self.parse_memo: tuple[list[bytes], Any] | None = None
+        self.parse_memo: tuple[list[bytes], object] | None = None
         # Messages this connection published to itself, sent after its command's reply.
         self.deferred_pushes: list[bytes] | None = None
         # Run time of the blocked command's runs so far: the slow log gets the sum once.
@@ -133,11 +135,11 @@ class Client:
         self,
         keys: list[bytes],
         timeout_ms: int,
-        on_timeout: Any,
+        on_timeout: Reply,
         argv: list[bytes] | None = None,
         unblock_on_nokey: bool = False,
-        memo: Any = None,
-    ) -> Blocked:
+        memo: object = None,
+    ) -> Reply:
         """Park this client until one of ``keys`` is written, then run the command again.
 
         ``timeout_ms`` 0 blocks forever; otherwise it is relative to now (a client re-blocked
@@ -156,9 +158,22 @@ class Client:
         """Log these commands to the AOF instead of the one received (``XADD s *`` -> ID)."""
         self.propagate_argv = list(argvs)
 
+    def is_local(self) -> bool:
+        """A Unix socket or a loopback peer (Redis's ``connIsLocal``); the server's own
+        clients (no transport: the AOF loader) count as local."""
+        t = self.transport
+        return t is None or is_local_peer(t)
+
+    def set_default_auth(self) -> None:
+        """Back to the default user, authenticated unless it needs a password, with the
+        pre-auth request limits if not (Redis's ``clientSetDefaultAuth``)."""
+        self.user = "default"
+        self.authenticated = not self.server.auth_required()
+        self.reader.set_limits(auth_required=not self.authenticated)
+
     # -- output ----------------------------------------------------------------------------
 
-    def add_reply(self, reply: Any) -> None:
+    def add_reply(self, reply: Reply) -> None:
         if self.reply_mode != REPLY_ON and type(reply) is not Push and type(reply) is not Replies:
             # CLIENT REPLY OFF / SKIP (run_batch moves SKIP along per command). Pub/Sub
             # confirmations are pushes and get through, as Redis's CLIENT_PUSHING does.
@@ -238,3 +253,9 @@ class Client:
             f"tot-net-in={self.net_input_bytes} tot-net-out={self.net_output_bytes} "
             f"tot-cmds={self.commands_processed}"
         )
+
+
+if TYPE_CHECKING:
+
+    def _implements_context(client: Client) -> Context:
+        return client  # mypy: Client must match the Context protocol member for member

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sluice.commands.errors import ConfigError
+from sluice.commands.errors import ConfigError as ConfigError  # re-exported: its old home
 from sluice.protocol import split_inline_args
 
 from .acl_user import parse_user_directive

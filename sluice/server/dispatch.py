@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sluice.commands.args import Args
+from sluice.commands.context import Command, Reply
 from sluice.commands.errors import (
     EXECABORT,
     NOAUTH,
@@ -22,7 +24,7 @@ from sluice.commands.errors import (
     unknown_subcommand,
     wrong_arity,
 )
-from sluice.commands.spec import Cmd, F
+from sluice.commands.spec import F
 from sluice.protocol import NULL_ARRAY, QUEUED, ErrorReply, Push, Replies
 from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import WrongTypeError
@@ -44,7 +46,7 @@ _PUBSUB_CONTEXT = frozenset(("ping", "subscribe", "ssubscribe", "psubscribe", "u
                              "sunsubscribe", "punsubscribe", "quit", "reset"))
 
 
-def lookup(table: dict[bytes, Cmd], argv: list[bytes]) -> Cmd | CommandError:
+def lookup(table: dict[bytes, Command], argv: list[bytes]) -> Command | CommandError:
     """The table entry for ``argv`` (subcommands resolved), or the error to reply."""
     cmd = table.get(argv[0])
     if cmd is None:
@@ -64,7 +66,7 @@ def lookup(table: dict[bytes, Cmd], argv: list[bytes]) -> Cmd | CommandError:
     return cmd
 
 
-def is_plain(cmd: Cmd) -> bool:
+def is_plain(cmd: Command) -> bool:
     """A command that cannot change how this connection's next command is dispatched (auth,
     ACL, MULTI, subscriptions, CLIENT REPLY or PAUSE ...): ``run_batch`` may run it without
     ``process_command``'s checks while they would all pass. It may block (BLPOP, XREADGROUP):
@@ -74,7 +76,7 @@ def is_plain(cmd: Cmd) -> bool:
 
 
 _NOT_PLAIN = F.PROTECTED | F.NO_AUTH | F.PUBSUB | F.ADMIN | F.NO_MULTI
-_NO_COMMANDS: dict[bytes, Cmd] = {}
+_NO_COMMANDS: dict[bytes, Command] = {}
 
 
 def _checks_pass(server: Server, client: Client) -> bool:
@@ -118,7 +120,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             args.argv = argv
             args.pos = cmd.first_arg
             try:
-                reply = cmd.handler(client, args)  # type: ignore[misc]
+                reply = cmd.handler(client, args)  # type: ignore[misc]  # plain rows have one
             except Exception as e:  # noqa: BLE001 - a bug must never take the server down
                 reply = handler_error(server, cmd, e)
             _ENCODERS.get(type(reply), encode_other)(client.out, reply, client.resp3)
@@ -156,12 +158,12 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
     return []
 
 
-def _no_reply(out: bytearray, reply: Any, resp3: bool) -> None:
+def _no_reply(out: bytearray, reply: object, resp3: bool) -> None:
     """A command that blocked has no reply yet."""
 
 
 # The reply encoders, and nothing for BLOCKED (the short path encodes without looking).
-_ENCODERS = {**ENCODERS, Blocked: _no_reply}
+_ENCODERS: dict[type, Callable[[bytearray, Any, bool], None]] = {**ENCODERS, Blocked: _no_reply}
 
 
 def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
@@ -248,7 +250,7 @@ def security_warning(client: Client) -> None:
     client.server.close_client(client)
 
 
-def reject(server: Server, client: Client, err: CommandError, cmd: Cmd | None) -> None:
+def reject(server: Server, client: Client, err: CommandError, cmd: Command | None) -> None:
     """A command refused before it ran: reply, count, and poison a pending MULTI."""
     if client.multi is not None:
         client.multi_error = True
@@ -266,7 +268,8 @@ def reject(server: Server, client: Client, err: CommandError, cmd: Cmd | None) -
     client.add_reply(err.reply)
 
 
-def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], rerun: bool = False) -> Any:
+def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
+         rerun: bool = False) -> Reply:
     """Execute ``cmd``; returns its reply (or ``BLOCKED``). Never raises for command errors.
 
     ``rerun``: a blocked command run again because a key it waits on was written; MONITOR
@@ -278,7 +281,7 @@ def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], rerun: boo
     dirty = server.dirty
     start = _perf_ns()
     try:
-        reply = cmd.handler(client, Args(argv, cmd.first_arg))  # type: ignore[misc]
+        reply = cmd.handler(client, Args(argv, cmd.first_arg))  # type: ignore[misc]  # containers never run
     except Exception as e:  # noqa: BLE001 - a bug must never take the server down
         reply = handler_error(server, cmd, e)
     duration = (_perf_ns() - start) // 1000
@@ -302,16 +305,16 @@ def call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], rerun: boo
     return reply
 
 
-def handler_error(server: Server, cmd: Cmd, e: Exception) -> ErrorReply:
+def handler_error(server: Server, cmd: Command, e: Exception) -> ErrorReply:
     """The reply to a handler that raised: its error, or ours for a bug (never a crash)."""
     if isinstance(e, CommandError):
         return e.reply
     if isinstance(e, (WrongTypeError, StreamError)):  # the storage layer's, in Redis's words
         return ErrorReply(str(e).encode())
-    return server.internal_error(cmd, e)  # type: ignore[no-any-return]
+    return server.internal_error(cmd, e)
 
 
-def after_call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], reply: Any,
+def after_call(server: Server, client: Client, cmd: Command, argv: list[bytes], reply: Reply,
                duration: int, dirty: int, monitor: bool = True) -> None:
     """The books a command keeps only sometimes: error stats, SLOWLOG and LATENCY, the AOF,
     MONITOR. The caller has already seen that at least one of them applies."""
@@ -330,7 +333,7 @@ def after_call(server: Server, client: Client, cmd: Cmd, argv: list[bytes], repl
         server.feed_monitors(client, argv)
 
 
-def exec_queued(server: Server, client: Client) -> Any:
+def exec_queued(server: Server, client: Client) -> Reply:
     """EXEC: run the queued commands, or abort (queue errors) / fail (WATCH)."""
     queued = client.multi or []
     error = client.multi_error
@@ -342,7 +345,7 @@ def exec_queued(server: Server, client: Client) -> Any:
         return ErrorReply(EXECABORT.encode())
     if dirty_cas:
         return NULL_ARRAY  # a WATCHed key changed
-    replies = []
+    replies: list[Reply] = []
     client.in_exec = True
     try:
         if server.aof is not None and any(c.flags & F.WRITE for c, _ in queued):

@@ -25,7 +25,7 @@ from sluice.commands.spec import F
 if TYPE_CHECKING:
     import asyncio
 
-    from sluice.commands.spec import Cmd
+    from sluice.commands.context import Command
 
     from .app import Server
     from .client import Client
@@ -56,7 +56,7 @@ class ClientPause:
             self.timer.cancel()
         self.timer = loop.call_at(end, self._timed_out)
 
-    def must_hold(self, client: Client, cmd: Cmd) -> bool:
+    def must_hold(self, client: Client, cmd: Command) -> bool:
         """Whether the current pause holds this command (called only while paused)."""
         if self.mode == PAUSE_ALL:
             return True

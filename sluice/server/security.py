@@ -15,12 +15,10 @@ from __future__ import annotations
 import socket
 from typing import TYPE_CHECKING, Any
 
-from sluice.commands.errors import PROTECTED_COMMAND, CommandError
-
-from .config import ConfigError
+from sluice.commands.errors import PROTECTED_COMMAND, CommandError, ConfigError
 
 if TYPE_CHECKING:
-    from sluice.commands.spec import Cmd
+    from sluice.commands.context import Command
 
     from .client import Client
 
@@ -61,7 +59,7 @@ def allow_protected_action(setting: str, client: Client) -> bool:
     return setting == "yes" or (setting == "local" and is_local_client(client))
 
 
-def check_protected_command(server: Any, client: Client, cmd: Cmd) -> CommandError | None:
+def check_protected_command(server: Any, client: Client, cmd: Command) -> CommandError | None:
     """DEBUG (rows flagged F.PROTECTED) needs ``enable-debug-command``; MODULE would need
     ``enable-module-command``. Checked after arity, before AUTH, as Redis does."""
     root = cmd.parent or cmd
@@ -90,7 +88,7 @@ def set_keepalive(sock: socket.socket, interval: int) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, 3)
 
 
-def apply_renames(table: dict[bytes, Cmd], renames: list[list[bytes]]) -> None:
+def apply_renames(table: dict[bytes, Command], renames: list[list[bytes]]) -> None:
     """``rename-command old new`` (``new`` empty: the command is removed) on the live table."""
     for old, new in renames:
         cmd = table.pop(old.lower(), None)

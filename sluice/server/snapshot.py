@@ -71,11 +71,13 @@ class Persistence:
 
     @property
     def rdb_path(self) -> str:
-        return os.path.join(self.config.dir, self.config.dbfilename)
+        directory: str = self.config.dir
+        return os.path.join(directory, self.config.dbfilename)
 
     @property
     def aof_dir(self) -> str:
-        return os.path.join(self.config.dir, self.config.appenddirname)
+        directory: str = self.config.dir
+        return os.path.join(directory, self.config.appenddirname)
 
     # -- start-up ---------------------------------------------------------------------------
 

@@ -23,7 +23,9 @@ import logging
 import ssl
 from typing import Any
 
-from .config import Config, ConfigError
+from sluice.commands.errors import ConfigError
+
+from .config import Config
 
 log = logging.getLogger("sluice")
 
