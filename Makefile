@@ -55,8 +55,8 @@ test: install-test
 
 lint: install-test
 	$(VENV)/bin/ruff check sluice tests benchmarks
-	$(VENV)/bin/mypy sluice
-	$(VENV)/bin/mypy --strict sluice/protocol sluice/storage
+	$(VENV)/bin/mypy --strict sluice
+	$(VENV)/bin/lint-imports --no-logo --no-cache pyproject.toml .importlinter
 	$(VENV)/bin/hadolint Dockerfile
 
 bench: install-test

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 from sluice.protocol import OK, Map, Raw, Verbatim
 
 from .args import Args, parse_int
 from .context import Command, Context, Reply
+from .debug import debug  # DEBUG has a module of its own; its row is in the table below
 from .errors import (
     CONFIG_NO_FILE,
     LATENCY_NO_SAMPLES,
@@ -278,7 +278,7 @@ def redacted(argv: list[bytes]) -> list[bytes]:
     return argv
 
 
-def monitor_line(client: Any, argv: list[bytes], now: float | None = None) -> bytes:
+def monitor_line(client: Context, argv: list[bytes], now: float | None = None) -> bytes:
     """One MONITOR line for a command ``client`` ran."""
     t = time.time() if now is None else now
     addr = client.addr
@@ -323,21 +323,17 @@ def shutdown(ctx: Context, args: Args) -> Reply:
             raise CommandError(SYNTAX)
         raise CommandError(NO_SHUTDOWN)  # a shutdown never waits here: none to abort
     server = ctx.server
-    for owner in (getattr(server, "persistence", None), server.aof):
-        hook = getattr(owner, "shutdown_save", None)
-        if hook is not None:
-            error = hook(save)
-            if error and not force:
-                log.warning("SHUTDOWN refused: %s", error)
-                raise CommandError(SHUTDOWN_FAILED)
-            break
+    persistence = server.persistence  # the RDB and the AOF's last word (None: neither)
+    if persistence is not None:
+        error = persistence.shutdown_save(save)
+        if error and not force:
+            log.warning("SHUTDOWN refused: %s", error)
+            raise CommandError(SHUTDOWN_FAILED)
     log.warning("User requested shutdown...")
     server.request_shutdown()
     ctx.closing = True
     return Raw(b"")  # the connection closes without a reply, as on Redis
 
-
-from .debug import debug  # noqa: E402 - DEBUG has a module of its own; its row is here
 
 _ADM = ADMIN | NOSCRIPT | LOADING | STALE
 _LATENCY_TIPS = ("nondeterministic_output", "request_policy:all_nodes",

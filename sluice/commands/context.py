@@ -124,6 +124,8 @@ class BlockedOn(Protocol):
     """What a handler sees of a client's blocked state (``server.blocking.BlockState``)."""
 
     @property
+    def argv(self) -> list[bytes]: ...  # the command re-run on wake-up (``block``'s argv)
+    @property
     def memo(self) -> object: ...  # ``block(..., memo=)``, kept for re-runs and ready_check
     @property
     def on_timeout(self) -> Reply: ...  # the reply on timeout or CLIENT UNBLOCK ... TIMEOUT

@@ -10,14 +10,12 @@ RESTORE is logged to the AOF with an absolute TTL and ``ABSTTL``, as Redis propa
 
 from __future__ import annotations
 
-from typing import Any
-
 from sluice.protocol import OK, SimpleString
 from sluice.storage import rdb
 from sluice.storage.lists import ListValue
 
 from .args import Args
-from .context import Command, Context, Reply
+from .context import Command, Context, Persistence, Reply
 from .errors import (
     BAD_DATA_FORMAT,
     BUSYKEY,
@@ -54,7 +52,7 @@ BG_REWRITING = SimpleString(b"Background append only file rewriting started")
 BG_REWRITE_SCHEDULED = SimpleString(b"Background append only file rewriting scheduled")
 
 
-def _persistence(ctx: Context) -> Any:
+def _persistence(ctx: Context) -> Persistence:
     p = ctx.server.persistence
     if p is None:
         raise CommandError("ERR persistence is not available on this server")

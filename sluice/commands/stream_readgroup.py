@@ -36,9 +36,10 @@ Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs fr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from sluice.protocol import NULL_ARRAY, Map, Raw, encode
+from sluice.storage.keyspace import Database
 from sluice.storage.stream import Stream, span_entries
 from sluice.storage.stream_group import Consumer, ConsumerGroup
 from sluice.storage.streamid import MAX_ID, format_id, parse_strict_id
@@ -250,7 +251,7 @@ def xreadgroup(ctx: Context, args: Args) -> Reply:
     return NULL_ARRAY
 
 
-def ready_check(client: Any, db: Any, key: bytes, notes: dict[Any, Any]) -> bool:
+def ready_check(client: Context, db: Database, key: bytes, notes: dict[Any, Any]) -> bool:
     """Must this blocked XREADGROUP run again now that ``key`` was signalled? (blocking.py)
 
     Redis re-runs every blocked reader of a signalled stream. A re-run that finds nothing new
@@ -261,9 +262,11 @@ def ready_check(client: Any, db: Any, key: bytes, notes: dict[Any, Any]) -> bool
     """
     state = client.bstate
     cached = state.memo if state is not None else None
-    if cached is None or cached[0] is not state.argv or cached[1].claim is not None:
+    if not isinstance(cached, tuple) or state is None or cached[0] is not state.argv:
         return True
-    a = cached[1]
+    a: ReadGroupArgs = cached[1]  # our own memo, (argv, parse): see xreadgroup
+    if a.claim is not None:
+        return True
     consumers = []
     for k in a.keys:
         group = notes.get((k, a.group))
@@ -287,7 +290,7 @@ def ready_check(client: Any, db: Any, key: bytes, notes: dict[Any, Any]) -> bool
 _NOW = object()  # ``notes``' entry for the time of the pass
 
 
-def _idle_group(db: Any, key: bytes, name: bytes) -> Any:
+def _idle_group(db: Database, key: bytes, name: bytes) -> ConsumerGroup | Literal[False]:
     """The group ``name`` of stream ``key`` if it has nothing new to deliver; else False.
     The key counts as read, as by the re-run this spares (OBJECT IDLETIME)."""
     stream = db.get(key)
