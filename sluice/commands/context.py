@@ -3,12 +3,14 @@
 Every handler is ``def name(ctx: Context, args: Args) -> Reply``. ``Context`` is a
 ``typing.Protocol``: it names, one documented line each, everything a handler may use, and
 nothing else. The server's per-connection class (``server.client.Client``) implements it
-structurally; mypy checks that (``server/client.py`` assigns a ``Client`` to a ``Context``,
-and dispatch passes clients to handlers typed with it). Commands never import
+structurally, and ``server.app.Server`` implements ``ServerFacade``; mypy checks both (small
+typed functions in ``client.py``, ``app.py`` and ``acl.py`` return them as the protocols, and
+dispatch passes clients to handlers typed with ``Context``). Commands never import
 ``sluice.server``: what both layers need lives here or below (``reply.py``, ``errors.py``,
 ``spec.py``, ``storage``, ``protocol``). Being protocols, these classes cost nothing at run
 time: ``ctx.db`` and ``ctx.server.config.stream_node_max_entries`` are the same attribute
-reads as before, no wrapper in between.
+reads as before, no wrapper in between. (Redis's handlers take a ``client *c`` and reach
+the ``server`` global for the rest; this is the same reach, typed and narrowed.)
 
 The map (details on each member below):
 
