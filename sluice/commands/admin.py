@@ -1,14 +1,14 @@
 """Server administration: CONFIG, SLOWLOG, LATENCY, MONITOR, SHUTDOWN, DEBUG, and the
 scripting commands, which answer that scripting is not available yet.
 
-* CONFIG works over ``server/config.py``: GET matches globs, SET validates every pair before
-  applying any (``Config.set_many``) and runtime effects run from ``config.on_change``
-  listeners installed by ``install`` (hz is clamped to 1..500 as Redis does, a new
+* CONFIG works over ``ctx.server.config`` (``server/config.py``): GET matches globs, SET
+  validates every pair before applying any (``set_many``) and runtime effects run from the
+  server's ``config.on_change`` listeners (hz is clamped to 1..500 as Redis does, a new
   proto-max-bulk-len applies to every connection's reader, loglevel to the logger).
-  RESETSTAT zeroes INFO stats, commandstats and errorstats.
-* SLOWLOG reads ``server.slowlog`` (filled by ``Server.slow_command``); LATENCY reads the
-  ``LatencyMonitor`` below: ``command`` / ``fast-command`` events of at least
-  ``latency-monitor-threshold`` ms, 160 samples per event, one per second at most.
+  RESETSTAT zeroes INFO stats, commandstats and errorstats (``server/info.py``).
+* SLOWLOG reads ``server.slowlog`` (filled by ``Server.slow_command``); LATENCY reads
+  ``server.latency`` (``server/latency.py``): ``command`` / ``fast-command`` events of at
+  least ``latency-monitor-threshold`` ms, 160 samples per event, one per second at most.
 * MONITOR lines are formatted by ``monitor_line`` as Redis's ``replicationFeedMonitors``:
   ``+<unix time.us> [<db> <addr>] "arg" ...``, arguments quoted like ``sdscatrepr`` and
   passwords of AUTH / HELLO AUTH shown as ``(redacted)``.
