@@ -65,7 +65,7 @@ _docs_cache: dict[str, Map] = {}
 # -- records ----------------------------------------------------------------------------------
 
 
-def key_flags_reply(flags: K) -> Set:
+def key_flags_reply(flags: int) -> Set:
     return Set(name for flag, name in _KEY_FLAGS if flags & flag)
 
 
@@ -165,14 +165,14 @@ def every_command(table: Mapping[bytes, Command]) -> list[Command]:
 
 
 def keys_from_specs(c: Command, argv: list[bytes], *, partial: bool = False
-                    ) -> list[tuple[int, K]] | None:
+                    ) -> list[tuple[int, int]] | None:
     """Positions (and flags) of the keys in ``argv`` per ``c``'s key specs.
 
     None when a spec does not fit the arguments (a count that is not a number, a range past
     the end, an unknown or incomplete spec); with ``partial`` such specs are skipped instead.
     """
     argc = len(argv)
-    found: list[tuple[int, K]] = []
+    found: list[tuple[int, int]] = []
     for ks in c.keys:
         if ks.flags & K.NOT_KEY:
             continue
@@ -236,14 +236,14 @@ def _target(table: Mapping[bytes, Command], argv: list[bytes]) -> Command | None
     return c
 
 
-def _set_key_flags(argv: list[bytes]) -> K:
+def _set_key_flags(argv: list[bytes]) -> int:
     """SET: with GET the old value is read (RW, access), otherwise just overwritten (OW)."""
     if any(a.lower() == b"get" for a in argv[3:]):
         return K.RW | K.ACCESS | K.UPDATE
     return K.OW | K.UPDATE
 
 
-def _bitfield_key_flags(argv: list[bytes]) -> K:
+def _bitfield_key_flags(argv: list[bytes]) -> int:
     """BITFIELD: only GET operations read; SET and INCRBY write."""
     if any(a.lower() in (b"set", b"incrby") for a in argv[2:]):
         return K.RW | K.ACCESS | K.UPDATE
@@ -255,7 +255,7 @@ def _bitfield_key_flags(argv: list[bytes]) -> K:
 _VARIABLE_FLAGS = {"set": _set_key_flags, "bitfield": _bitfield_key_flags}
 
 
-def get_keys(table: Mapping[bytes, Command], argv: list[bytes]) -> list[tuple[int, K]]:
+def get_keys(table: Mapping[bytes, Command], argv: list[bytes]) -> list[tuple[int, int]]:
     """COMMAND GETKEYS: the keys of the full command ``argv`` (errors worded as Redis)."""
     c = _target(table, argv)
     if c is None:

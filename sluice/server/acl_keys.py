@@ -31,7 +31,7 @@ READ, WRITE = 1, 2
 Found = list[tuple[int, int]]  # (argument index, READ | WRITE needed)
 
 
-def perms_of(flags: K) -> int:
+def perms_of(flags: int) -> int:
     need = 0
     if flags & K.ACCESS:
         need |= READ

@@ -37,7 +37,7 @@ from sluice.commands.errors import (
     DENIED_KEY,
     ConfigError,
 )
-from sluice.commands.spec import CATEGORIES, A, F
+from sluice.commands.spec import CATEGORIES, F
 from sluice.protocol import split_inline_args
 from sluice.storage.glob import compile_pattern
 
@@ -127,7 +127,7 @@ class CommandIndex:
             return None
         return base.subcommands.get(parts[1])
 
-    def in_category(self, cat: A) -> list[Command]:
+    def in_category(self, cat: int) -> list[Command]:
         return [c for c in self.all if c.categories & cat]
 
 
