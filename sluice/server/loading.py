@@ -33,6 +33,8 @@ from .client import REPLY_OFF, Client
 from .dispatch import lookup
 
 if TYPE_CHECKING:
+    from sluice.commands.context import Command
+
     from .app import Server
 
 log = logging.getLogger("sluice")
@@ -65,7 +67,7 @@ class Replayer:
         self.client = Client(server, 0, None)
         self.client.reply_mode = REPLY_OFF
         self.client.kind = "aof"
-        self.multi: list[tuple[Any, list[bytes]]] | None = None
+        self.multi: list[tuple[Command, list[bytes]]] | None = None
         self.commands = 0
         self.errors = 0
 
@@ -79,25 +81,25 @@ class Replayer:
             for cmd, args in queued:
                 self._call(cmd, args)
             return
-        cmd = lookup(self.server.table, argv)
-        if isinstance(cmd, CommandError):
+        found = lookup(self.server.table, argv)
+        if isinstance(found, CommandError):
             raise LoadError(
                 f"Unknown command '{argv[0].decode(errors='replace')}' reading the append only "
-                f"file {filename}" if cmd.message.startswith(b"ERR unknown command")
-                else f"{cmd.message.decode(errors='replace')} reading the append only file "
+                f"file {filename}" if found.message.startswith(b"ERR unknown command")
+                else f"{found.message.decode(errors='replace')} reading the append only file "
                 f"{filename}")
         if self.multi is not None:
-            self.multi.append((cmd, argv))
+            self.multi.append((found, argv))
         else:
-            self._call(cmd, argv)
+            self._call(found, argv)
 
-    def _call(self, cmd: Any, argv: list[bytes]) -> None:
+    def _call(self, cmd: Command, argv: list[bytes]) -> None:
         client = self.client
         client.argv = argv
         client.cmd = cmd
         self.commands += 1
         try:
-            cmd.handler(client, Args(argv, 2 if cmd.parent else 1))
+            cmd.handler(client, Args(argv, 2 if cmd.parent else 1))  # type: ignore[misc]  # a row lookup found
         except (CommandError, WrongTypeError, StreamError) as e:
             self.errors += 1
             log.debug("AOF command %r failed on load: %s", argv[:2], e)
