@@ -56,7 +56,7 @@ test: install-test
 lint: install-test
 	$(VENV)/bin/ruff check sluice tests benchmarks
 	$(VENV)/bin/mypy --strict sluice
-	$(VENV)/bin/lint-imports --no-logo --no-cache pyproject.toml .importlinter
+	$(VENV)/bin/lint-imports --no-logo --no-cache pyproject.toml .importlinter-runtime
 	$(VENV)/bin/hadolint Dockerfile
 
 bench: install-test
