@@ -117,7 +117,7 @@ class Settings(Protocol):
     def config_file(self) -> str | None: ...  # the file CONFIG REWRITE writes, if any
 
     def get_matching(self, patterns: Sequence[bytes]) -> dict[bytes, bytes]: ...  # CONFIG GET
-    def set_many(self, pairs: list[tuple[bytes, list[bytes]]], *, at_start: bool = False,
+    def set_many(self, pairs: list[tuple[bytes, list[bytes]]], *,
                  protected_ok: bool = False) -> None: ...  # CONFIG SET: all or none
     def rewrite(self) -> None: ...  # CONFIG REWRITE (raises ConfigError, OSError)
 
