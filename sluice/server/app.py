@@ -575,7 +575,6 @@ class Server:
             self._schedule_cron()
 
 
-
 if TYPE_CHECKING:
     from sluice.commands.context import ServerFacade
 

@@ -98,7 +98,7 @@ def _memory(s: Server) -> dict[str, Any]:
     # Python has no allocator statistics worth reporting: the process RSS stands in for
     # used_memory, and the peak is the highest RSS seen by INFO.
     rss = _rss()
-    peak = getattr(s, "info_peak_memory", 0)
+    peak = s.info_peak_memory
     if rss > peak:
         peak = s.info_peak_memory = rss
         s.info_peak_time = int(time.time())
@@ -111,7 +111,7 @@ def _memory(s: Server) -> dict[str, Any]:
         "used_memory_rss_human": _human(rss),
         "used_memory_peak": peak,
         "used_memory_peak_human": _human(peak),
-        "used_memory_peak_time": getattr(s, "info_peak_time", 0),
+        "used_memory_peak_time": s.info_peak_time,
         "used_memory_peak_perc": f"{100 * rss / peak:.2f}%",
         "used_memory_overhead": 0,
         "used_memory_startup": 0,
