@@ -197,7 +197,9 @@ PARAMS: list[Param] = [
     Param("loglevel", "enum", "notice", choices=("debug", "verbose", "notice", "warning", "nothing")),
     Param("logfile", "string", "", flags=IMMUTABLE),
     Param("pidfile", "string", ""),
-    Param("dir", "string", ".", flags=PROTECTED),
+    # Shown absolute, as Redis shows its working directory (it chdir()s into ``dir``).
+    Param("dir", "string", ".", flags=PROTECTED,
+          render=lambda v: os.path.abspath(v).encode(errors="surrogateescape")),
     Param("dbfilename", "string", "dump.rdb", flags=PROTECTED),
     Param("proto-max-bulk-len", "memory", 512 * 1024 * 1024, 1024 * 1024),
     Param("client-query-buffer-limit", "memory", 1024 * 1024 * 1024, 1024 * 1024),
@@ -216,7 +218,9 @@ PARAMS: list[Param] = [
           flags=IMMUTABLE),
     Param("enable-protected-configs", "enum", "no", choices=("no", "yes", "local"),
           flags=IMMUTABLE),
-    Param("save", "special", [], parse=_parse_save, render=_render_save),
+    # Redis's built-in save points (server.h), which redis-server uses without a config file.
+    Param("save", "special", [(3600, 1), (300, 100), (60, 10000)], parse=_parse_save,
+          render=_render_save),
     # security (sluice/server/acl.py, tls.py, security.py; docs/security.md)
     Param("aclfile", "string", "", flags=IMMUTABLE),
     Param("acllog-max-len", "int", 128, 0, 2**63 - 1),
@@ -355,10 +359,15 @@ class Config:
     # -- files and the command line --------------------------------------------------------
 
     def load_file(self, path: str) -> None:
+        try:
+            with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                lines = f.read().splitlines()
+        except OSError as e:  # Redis's words, the path as the user gave it
+            raise ConfigError(
+                f"Fatal error, can't open config file '{path}': {e.strerror}") from None
         self.config_file = os.path.abspath(path)
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            self._file_lines = f.read().splitlines()
-        self.load_text(self._file_lines)
+        self._file_lines = lines
+        self.load_text(lines)
 
     def load_text(self, lines: list[str]) -> None:
         for lineno, line in enumerate(lines, 1):
@@ -379,16 +388,30 @@ class Config:
                 raise ConfigError(_fatal(lineno, line, msg)) from None
 
     def load_argv(self, argv: list[str]) -> None:
-        """``--port 7000 --save ""``: each ``--name`` starts a directive, as redis-server."""
+        """``--port 7000 --save ""``: each ``--name`` starts a directive, as redis-server.
+
+        As in redis-server's ``main``: an argument right after a bare ``--name`` is its value
+        even when it starts with ``--`` (``--requirepass --secret``); ``--save`` with nothing
+        after it, or followed by another ``--name``, means ``save ""``; ``"--port 7000"`` as
+        one argument is a whole directive.
+        """
         lines: list[str] = []
-        for arg in argv:
-            if arg.startswith("--") and len(arg) > 2:
+        awaiting_value = False  # the last --name has no value yet
+        for i, arg in enumerate(argv):
+            if not awaiting_value and arg.startswith("--") and len(arg) > 2:
                 lines.append(arg[2:])
+                awaiting_value = len(arg[2:].split()) == 1
+                if awaiting_value and arg.lower() == "--save" and (
+                        i == len(argv) - 1 or argv[i + 1].startswith("--")):
+                    lines[-1] += ' ""'
+                    awaiting_value = False
             elif lines:
                 quoted = '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
                 lines[-1] += " " + quoted
+                awaiting_value = False
             else:
-                raise ConfigError(f"Invalid argument '{arg}': expected --name value")
+                raise ConfigError(f"Invalid argument '{arg}': options are --name value pairs "
+                                  "(sluice-server --help shows the usage)")
         self.load_text(lines)
 
     def rewrite(self) -> None:

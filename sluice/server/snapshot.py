@@ -386,6 +386,7 @@ class Persistence:
         self.kill_bgsave()
         aof = self.server.aof
         if aof is not None:
+            log.info("Calling fsync() on the AOF file.")
             aof.flush_and_sync()
         if save or (save is None and self.config.save):
             log.info("Saving the final RDB snapshot before exiting.")
