@@ -1,10 +1,31 @@
 """Sluice: a Redis-compatible server in Python, built around Redis Streams.
 
 Subpackages: ``protocol`` (RESP, sans-IO), ``storage`` (data and files), ``commands`` (the
-command table and handlers), ``server`` (asyncio), ``pipeline`` (PySpark, optional).
+command table and handlers), ``server`` (asyncio), ``pipeline`` (PySpark, optional),
+``testing`` (the pytest plugin).
+
+``serve_in_background()`` runs a server inside your program (``server/embedded.py``); it is
+imported on first use, so ``import sluice`` stays cheap.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 REDIS_VERSION = "8.6.3"
 """The Redis release whose behaviour Sluice matches (INFO redis_version, HELLO's version)."""
+
+__all__ = ["__version__", "serve_in_background", "BackgroundServer"]
+
+if TYPE_CHECKING:
+    from sluice.server.embedded import BackgroundServer, serve_in_background
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("serve_in_background", "BackgroundServer"):
+        from sluice.server import embedded
+
+        return getattr(embedded, name)
+    raise AttributeError(f"module 'sluice' has no attribute {name!r}")
