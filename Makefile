@@ -18,6 +18,12 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# What make lint needs and nothing more: the pinned linters and the types mypy reads
+# (no pyspark, no reference Redis build).
+$(VENV)/.installed-dev: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install -q -e '.[fast,dev]'
+	touch $@
+
 $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(PY) -m pip install -q -e '.[fast,test,dev,spark]'
 	touch $@
@@ -53,7 +59,7 @@ serve: install
 test: install-test
 	$(PY) -m pytest $(PYTEST_ARGS)
 
-lint: install-test
+lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check sluice tests benchmarks
 	$(VENV)/bin/mypy --strict sluice
 	$(VENV)/bin/lint-imports --no-logo --no-cache pyproject.toml .importlinter-runtime
