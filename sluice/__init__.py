@@ -10,7 +10,8 @@ imported on first use, so ``import sluice`` stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from importlib import import_module
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -19,13 +20,11 @@ REDIS_VERSION = "8.6.3"
 
 __all__ = ["__version__", "serve_in_background", "BackgroundServer"]
 
-if TYPE_CHECKING:
-    from sluice.server.embedded import BackgroundServer, serve_in_background
 
-
+# import_module, not an import statement: mypy follows every import statement, even inside a
+# function, and each mypy run (``mypy --strict sluice/storage`` too) would then check the
+# server. Type checkers see Any here; ``sluice.server.embedded`` has the precise types.
 def __getattr__(name: str) -> Any:
     if name in ("serve_in_background", "BackgroundServer"):
-        from sluice.server import embedded
-
-        return getattr(embedded, name)
+        return getattr(import_module("sluice.server.embedded"), name)
     raise AttributeError(f"module 'sluice' has no attribute {name!r}")
