@@ -11,12 +11,13 @@ Arrow builder would only flatten again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import redis
 
+from sluice.pipeline.errors import PipelineError
 from sluice.pipeline.ids import StreamID
 from sluice.pipeline.options import ConnectionOptions
 
@@ -91,6 +92,19 @@ def ids_after(client: redis.Redis, key: str, after: str, until: str, count: int)
     """IDs of up to ``count`` entries in ``(after, until]`` (fields are fetched and dropped)."""
     page = client.execute_command("XRANGE", key, f"({after}", until, "COUNT", count)
     return [entry[0] for entry in page or []]
+
+
+def check_streams(client: redis.Redis, keys: Sequence[str]) -> None:
+    """Before Spark starts: the server answers, the login works, and every key is a stream
+    or absent. Raises redis-py's errors, or ``PipelineError`` naming the key."""
+    pipe = client.pipeline(transaction=False)
+    for key in keys:
+        pipe.type(key)
+    for key, kind in zip(keys, pipe.execute(), strict=True):
+        if kind not in ("stream", "none"):
+            raise PipelineError(
+                f"key {key!r} holds a {kind}, not a stream: remove it from --streams, "
+                "or check the database number in --url")
 
 
 def server_time_ms(client: redis.Redis) -> int:

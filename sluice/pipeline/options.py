@@ -33,6 +33,9 @@ GROUP = "group"
 IDEMPOTENT = "idempotent"
 PRODUCER_ID = "producerId"
 SOCKET_TIMEOUT = "socketTimeout"
+# Internal (sluice-archive's live progress): "host:port" of a UDP socket on the driver to
+# which each reading task sends the number of rows of every page it reads.
+PROGRESS_ADDRESS = "progressAddress"
 # Fault injection for tests of task retries: the first attempt of partition 0 fails after
 # writing this many rows (Spark then retries the task).
 FAIL_FIRST_ATTEMPT_AFTER = "failFirstAttemptAfterRows"
@@ -76,6 +79,15 @@ def _choice(options: Mapping[str, str], name: str, choices: tuple[str, ...]) -> 
     return raw
 
 
+def _address(raw: str | None) -> tuple[str, int] | None:
+    if not raw:
+        return None
+    host, _, port = raw.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"option {PROGRESS_ADDRESS} must be host:port, got {raw!r}")
+    return host.strip("[]"), int(port)
+
+
 def parse_streams(raw: str | None) -> tuple[str, ...]:
     names = tuple(s.strip() for s in (raw or "").split(",") if s.strip())
     if not names:
@@ -112,6 +124,7 @@ class ReadOptions:
     starting_offsets: str
     max_records_per_trigger: int | None
     group: str | None
+    progress: tuple[str, int] | None = None  # PROGRESS_ADDRESS, parsed
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> ReadOptions:
@@ -129,6 +142,7 @@ class ReadOptions:
                 None if max_rows is None else _int_option(options, MAX_RECORDS_PER_TRIGGER, 0, 1)
             ),
             group=get_option(options, GROUP) or None,
+            progress=_address(get_option(options, PROGRESS_ADDRESS)),
         )
 
     @property

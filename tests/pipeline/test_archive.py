@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,9 +15,12 @@ import redis
 
 from sluice.pipeline.archive import SimulatedCrash, archive, main
 from sluice.pipeline.manifest import load_manifests
-from sluice.pipeline.progress import Progress
+from sluice.pipeline.progress import Phase, Phases
+from sluice.pipeline.session import submit_args
 
 pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[2]
 
 HOUR = 3_600_000
 
@@ -126,15 +132,56 @@ def test_cli_before_id_prints_summary(
     assert [entry_id for entry_id, _ in r.xrange(key)] == ids[4:]
 
 
-def test_progress_bar_draws_rows_and_rate_on_a_tty_only() -> None:
-    class Tty(io.StringIO):
-        def isatty(self) -> bool:
-            return True
+class RecordingPhases(Phases):
+    """Phases that remember every update (name, rows, finished) instead of drawing."""
 
-    tty, pipe = Tty(), io.StringIO()
-    with Progress("archiving", lambda: 1234, total=5000, stream=tty, interval=0.01):
-        pass
-    with Progress("archiving", lambda: 1234, stream=pipe):
-        pass
-    assert "1,234 rows" in tty.getvalue() and "rows/s" in tty.getvalue()
-    assert pipe.getvalue() == ""
+    def __init__(self) -> None:
+        super().__init__("off")
+        self.updates: list[tuple[str, int, bool]] = []
+
+    def refresh(self, phase: Phase, finished: bool = False) -> None:
+        self.updates.append((phase.name, phase.rows, finished))
+
+
+def test_progress_goes_by_phases_with_live_rows_from_the_reading_tasks(
+    spark: Any, server: Any, r: redis.Redis, key: str, tmp_path: Path
+) -> None:
+    produce_history(r, key, 120, 5)
+    phases = RecordingPhases()
+    result = archive(server.url, [key], tmp_path / "archive", older_than="1d", spark=spark,
+                     progress=phases, trim_step_rows=50)
+    assert result.streams[key].archived == 120 and result.streams[key].trimmed == 120
+    finished = [(name, rows) for name, rows, done in phases.updates if done]
+    assert [name for name, _ in finished] == ["count", "read/write", "verify", "trim"]
+    assert dict(finished)["read/write"] == dict(finished)["verify"] == 120
+    # Rows counted by the reading tasks' datagrams, before the job's exact count was known.
+    live = [rows for name, rows, done in phases.updates if name == "read/write" and not done]
+    assert live and 0 < max(live) <= 120
+    # The trim went in steps: several updates, rising, before the last.
+    trims = [rows for name, rows, done in phases.updates if name == "trim" and not done]
+    assert len(trims) >= 2 and trims == sorted(trims) and trims[-1] == 120
+
+
+def test_spark_submit_with_the_documented_flags_is_quiet(
+    server: Any, r: redis.Redis, key: str, tmp_path: Path
+) -> None:
+    """docs/pipeline.md's spark-submit line: no loopback warning, no INFO flood."""
+    spark_submit = shutil.which("spark-submit") or str(Path(sys.executable).with_name("spark-submit"))
+    if not Path(spark_submit).exists():
+        pytest.skip("spark-submit is not installed next to this Python")
+    produce_history(r, key, 30, 2)
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
+           "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env.pop("PYSPARK_GATEWAY_PORT", None)
+    script = str(REPO / "sluice" / "pipeline" / "archive.py")
+    done = subprocess.run(
+        [spark_submit, "--master", "local[2]", *submit_args(), script, "--url", server.url,
+         "--streams", key, "--older-than", "1d", "--out", str(tmp_path / "a")],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"{key}: 30 archived" in done.stdout
+    noise = [line for line in done.stderr.splitlines()
+             if not line.startswith(("count ", "spark ", "read/write ", "verify ", "trim "))]
+    assert "loopback" not in done.stderr and " INFO " not in done.stderr
+    assert len(noise) <= 2, noise  # the JVM's own incubator-module warning at most
+    assert r.xlen(key) == 2

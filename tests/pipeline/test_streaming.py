@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -156,3 +157,36 @@ def test_kill_9_mid_stream_then_restart_gives_every_row_once(
     got = archived_ids(spark, out)
     assert len(got) == len(set(got)), "a row was written twice"
     assert sorted(got) == sorted(produced), "a row is missing"
+
+
+def test_the_job_prints_a_line_per_batch_and_ctrl_c_stops_it_cleanly(
+    spark: Any, server: ServerHandle, r: redis.Redis, key: str, tmp_path: Path
+) -> None:
+    produce(r, key, 300)
+    out, ckpt = tmp_path / "out", tmp_path / "ckpt"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    job = [sys.executable, "-m", "sluice.pipeline.stream_job", "--url", server.url,
+           "--streams", key, "--out", str(out), "--checkpoint", str(ckpt),
+           "--max-records-per-trigger", "100", "--trigger-seconds", "0.2"]
+    process = subprocess.Popen(job, cwd=REPO, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(process.stdout or ()), daemon=True)
+    reader.start()
+    try:
+        wait_for(lambda: any(line.startswith("batch 2 ") for line in lines), timeout=180,
+                 what="three batch lines")
+        process.send_signal(signal.SIGINT)  # Ctrl-C
+        assert process.wait(timeout=120) == 0
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+    reader.join(10)
+    err = process.stderr.read() if process.stderr else ""
+    batch = [line.split() for line in lines if line.startswith("batch ")]
+    assert [b[:4] for b in batch[:3]] == [["batch", str(i), "100", "rows"] for i in range(3)]
+    assert batch[0][6] == key and batch[0][7].startswith("..") and "lag" in lines[0]
+    assert any(line.rstrip().endswith("caught up") for line in lines)  # the third reaches the end
+    assert "stopped after" in err and "the same command resumes" in err
+    assert "Traceback" not in err
