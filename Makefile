@@ -8,7 +8,7 @@ PORT   ?= 6379
 PYTEST_ARGS ?=
 IOREDIS := tests/clients/ioredis
 
-.PHONY: serve test install install-test redis-reference redis-tools lint bench bench-pipeline test-pipeline clean
+.PHONY: serve test install install-test redis-reference redis-tools lint bench bench-pipeline test-pipeline docker-test clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,6 +58,13 @@ serve: install
 
 test: install-test
 	$(PY) -m pytest $(PYTEST_ARGS)
+	@if [ "$$CI" = true ]; then $(MAKE) --no-print-directory docker-test; fi
+
+# The Docker image, built and checked in real containers (tests/docker). No image registry
+# is needed: the base image is built locally once when it cannot be pulled
+# (docker/standin-base.sh). CI runs it after the suite (make test with CI=true).
+docker-test: $(VENV)/.installed-test
+	@docker/test-image.sh $(abspath $(PY))
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check sluice tests benchmarks
