@@ -10,8 +10,8 @@ batch's files in ``<out>/_spark_metadata`` only once; readers that go through Sp
 and restarted. Kill it with ``kill -9`` at any moment and start it again with the same
 arguments.
 
-What it prints: one line per micro-batch (``BatchLine``: rows, rows/s, and per stream the
-batch's end offset and how far it is behind the stream's newest entry), from a
+What it prints: one line per micro-batch (:func:`batch_line`: rows, rows/s, and per stream
+the batch's end offset and how many entries it is behind the stream's newest), from a
 ``StreamingQueryListener``. Ctrl-C or SIGTERM stops the query between two checks (once a
 second) and ends with status 0: the checkpoint holds every committed batch, and the same
 command resumes. Failures are one line (see :mod:`sluice.pipeline.errors`); ``--debug``
@@ -63,6 +63,9 @@ def build_query(
     return writer.start()
 
 
+LAG_COUNT = 1000  # entries counted behind a batch's end, at most (then "more than")
+
+
 def lag_ms(end_id: str | None, newest_id: str | None) -> int | None:
     """How far a batch's end offset is behind the stream's newest ID, in the IDs' ms."""
     if not end_id or not newest_id:
@@ -71,19 +74,23 @@ def lag_ms(end_id: str | None, newest_id: str | None) -> int | None:
 
 
 def batch_line(batch_id: int, rows: int, rows_per_s: float, ends: dict[str, str],
-               newest: dict[str, str | None]) -> str:
-    """``batch 7  500 rows  4,210 rows/s  orders ..1700000000123-0 lag 0 ms  ...``"""
+               newest: dict[str, str | None], behind: dict[str, int | None]) -> str:
+    """``batch 7  500 rows  4,210 rows/s  orders ..1700000000123-0 lag 12 entries (3 ms)``:
+    per stream, the batch's end offset and the entries after it (counted up to LAG_COUNT)."""
     parts = [f"batch {batch_id}", f"{rows:,} rows", f"{rows_per_s:,.0f} rows/s"]
     for stream, end in ends.items():
-        lag = lag_ms(end, newest.get(stream))
-        newest_id = newest.get(stream)
-        if newest_id is not None and end == newest_id:
-            behind = "caught up"
-        elif lag is None:
-            behind = "lag ?"
+        count = behind.get(stream)
+        ms = lag_ms(end, newest.get(stream))
+        if count == 0:
+            lag = "caught up"
+        elif count is None:
+            lag = "lag ?"
         else:
-            behind = f"lag {lag:,} ms"
-        parts.append(f"{stream} ..{end} {behind}")
+            more = "more than " if count > LAG_COUNT else ""
+            lag = f"lag {more}{min(count, LAG_COUNT):,} entries"
+            if ms is not None:
+                lag += f" ({ms:,} ms)"
+        parts.append(f"{stream} ..{end} {lag}")
     return "  ".join(parts)
 
 
@@ -97,20 +104,25 @@ class BatchPrinter:
         self._client: Any = None
         self._lock = threading.Lock()
 
-    def newest(self, streams: Sequence[str]) -> dict[str, str | None]:
+    def lag(self, ends: dict[str, str]) -> tuple[dict[str, str | None], dict[str, int | None]]:
+        """Per stream: the newest ID, and the entries after the batch's end (at most
+        LAG_COUNT + 1 are read, so a long lag costs no more than a short one)."""
         from sluice.pipeline import client as rc
         from sluice.pipeline.options import ConnectionOptions
 
+        newest: dict[str, str | None] = dict.fromkeys(ends)
+        behind: dict[str, int | None] = dict.fromkeys(ends)
         try:
             if self._client is None:
                 self._client = rc.connect(ConnectionOptions(self.url, 5.0))
-            found = {}
-            for stream in streams:
+            for stream, end in ends.items():
                 bounds = rc.stream_bounds(self._client, stream)
-                found[stream] = str(bounds.last_generated) if bounds else None
-            return found
+                newest[stream] = str(bounds.last_generated) if bounds else None
+                after = rc.ids_after(self._client, stream, end, "+", LAG_COUNT + 1)
+                behind[stream] = len(after)
         except Exception:  # noqa: BLE001 - the line is informational; the query reports errors
-            return dict.fromkeys(streams)
+            pass
+        return newest, behind
 
     def on_progress(self, progress: Any) -> None:
         with self._lock:
@@ -123,9 +135,9 @@ class BatchPrinter:
                     ends.update(json.loads(source.endOffset or "{}"))
                 except (TypeError, ValueError):
                     continue
+            newest, behind = self.lag(ends)
             line = batch_line(progress.batchId, progress.numInputRows,
-                              progress.processedRowsPerSecond or 0.0, ends,
-                              self.newest(list(ends)))
+                              progress.processedRowsPerSecond or 0.0, ends, newest, behind)
             print(line, file=self.out, flush=True)
 
     def close(self) -> None:

@@ -21,7 +21,7 @@ from sluice.pipeline.ids import StreamID
 from sluice.pipeline.progress import Phases, ProgressListener
 from sluice.pipeline.reader import _progress_sender
 from sluice.pipeline.session import JAVA_OPTIONS, LOG4J2_PROPERTIES, submit_args
-from sluice.pipeline.stream_job import batch_line, lag_ms
+from sluice.pipeline.stream_job import BatchPrinter, batch_line, lag_ms
 from tests.support import free_port, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
@@ -205,11 +205,27 @@ def test_trim_in_steps_removes_exactly_below_the_target_in_several_xtrims(
 
 
 def test_batch_lines_say_rows_rate_and_lag() -> None:
-    line = batch_line(7, 1500, 4210.4, {"orders": "1700000000123-0", "clicks": "1700000000000-5"},
-                      {"orders": "1700000000123-0", "clicks": "1700000001250-0"})
+    ends = {"orders": "1700000000123-0", "clicks": "1700000000000-5", "views": "9-0", "x": "1-0"}
+    newest = {"orders": "1700000000123-0", "clicks": "1700000001250-0", "views": "90-0",
+              "x": None}
+    line = batch_line(7, 1500, 4210.4, ends, newest,
+                      {"orders": 0, "clicks": 12, "views": 1001, "x": None})
     assert line == ("batch 7  1,500 rows  4,210 rows/s  orders ..1700000000123-0 caught up  "
-                    "clicks ..1700000000000-5 lag 1,250 ms")
+                    "clicks ..1700000000000-5 lag 12 entries (1,250 ms)  "
+                    "views ..9-0 lag more than 1,000 entries (81 ms)  x ..1-0 lag ?")
     assert lag_ms(None, "5-0") is None and lag_ms("5-0", "7-1") == 2
+
+
+def test_the_lag_is_counted_on_the_server(server: Any, r: redis.Redis) -> None:
+    ids = [r.xadd("lagging", {"i": str(i)}) for i in range(1005)]
+    printer = BatchPrinter(server.url, io.StringIO())
+    try:
+        newest, behind = printer.lag({"lagging": ids[1000], "gone": "1-0"})
+        assert newest == {"lagging": ids[-1], "gone": None} and behind["lagging"] == 4
+        _, behind = printer.lag({"lagging": ids[0]})
+        assert behind == {"lagging": 1001}  # more than LAG_COUNT: counting stops there
+    finally:
+        printer.close()
 
 
 def test_spark_submit_flags_carry_local_sessions_defaults() -> None:

@@ -186,7 +186,9 @@ def test_the_job_prints_a_line_per_batch_and_ctrl_c_stops_it_cleanly(
     err = process.stderr.read() if process.stderr else ""
     batch = [line.split() for line in lines if line.startswith("batch ")]
     assert [b[:4] for b in batch[:3]] == [["batch", str(i), "100", "rows"] for i in range(3)]
-    assert batch[0][6] == key and batch[0][7].startswith("..") and "lag" in lines[0]
-    assert any(line.rstrip().endswith("caught up") for line in lines)  # the third reaches the end
+    # Each of the first two batches leaves the rest behind: 200, then 100 entries.
+    assert batch[0][6:11] == [key, batch[0][7], "lag", "200", "entries"]
+    assert batch[1][8:11] == ["lag", "100", "entries"] and batch[0][7].startswith("..")
+    assert lines[2].rstrip().endswith("caught up")  # the third reaches the end
     assert "stopped after" in err and "the same command resumes" in err
     assert "Traceback" not in err
