@@ -72,8 +72,16 @@ lint: $(VENV)/.installed-dev
 	$(VENV)/bin/lint-imports --no-logo --no-cache pyproject.toml .importlinter-runtime
 	$(VENV)/bin/hadolint Dockerfile
 
-bench: install-test
-	$(PY) benchmarks/redis_benchmark.py
+$(VENV)/.installed-bench: $(VENV)/.installed-test pyproject.toml
+	$(PY) -m pip install -q -e '.[fast,test,dev,spark,bench]'
+	touch $@
+
+# The numbers and pictures of docs/performance.md: both benchmarks against the reference
+# redis-server in the same run, their JSON in benchmarks/results/, the PNGs in docs/img/.
+bench: install-test $(VENV)/.installed-bench
+	$(PY) benchmarks/redis_benchmark.py --stream --json benchmarks/results/redis_benchmark.json
+	$(PY) benchmarks/stream_latency.py --runs 3 --json benchmarks/results/stream_latency.json
+	$(PY) benchmarks/plot.py
 
 test-pipeline: install-test
 	$(PY) -m pytest -m spark tests/pipeline

@@ -7,22 +7,25 @@ client and the kernel, so compare those by server CPU microseconds per request; 
 pipelined runs by requests/s.
 
     python benchmarks/redis_benchmark.py [--requests N] [--clients C] [--loops asyncio,uvloop]
-        [--tests ping,set,get] [--stream] [--pipelines 1,16]
+        [--tests ping,set,get] [--stream] [--pipelines 1,16] [--json FILE]
 
-Not part of the test suite: numbers go to the README and issue notes.
+Not part of the test suite: numbers go to docs/performance.md. ``--json`` writes the results
+(and the machine's load) for ``benchmarks/plot.py``, which draws the ratio bars there.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import io
+import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -75,6 +78,7 @@ def main() -> int:
     ap.add_argument("--tests", default="ping_inline,ping_mbulk,set,get")
     ap.add_argument("--stream", action="store_true", help="also XADD, XRANGE, XLEN")
     ap.add_argument("--pipelines", default="1,16")
+    ap.add_argument("--json", help="write the results to this file (for benchmarks/plot.py)")
     args = ap.parse_args()
     if not shutil.which("redis-benchmark"):
         print("redis-benchmark not found (apt-get install redis-tools)", file=sys.stderr)
@@ -87,6 +91,7 @@ def main() -> int:
     if args.stream:
         tests += [(name, argv) for name, argv in STREAM_TESTS.items()]
     results: list[Result] = []
+    load_before = os.getloadavg()[0]
     try:
         for test, custom in tests:
             for p in (int(x) for x in args.pipelines.split(",")):
@@ -104,7 +109,26 @@ def main() -> int:
         b = base[(r.test, r.pipeline)]
         print(f"{r.test:<14}{r.pipeline:>3}  {r.server:<16}{r.rps:>12,.0f}{r.cpu_us:>12.2f}"
               f"{r.rps / b.rps:>11.2f}{r.cpu_us / b.cpu_us if b.cpu_us else 0:>11.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({
+                "benchmark": "redis_benchmark",
+                "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                "requests": args.requests, "clients": args.clients,
+                "cpus": os.cpu_count(), "load_avg_1m": [load_before, os.getloadavg()[0]],
+                "reference": "redis-server " + _version(),
+                "results": [asdict(r) for r in results],
+            }, f, indent=1)
+            f.write("\n")
     return 0
+
+
+def _version() -> str:
+    """The reference's version, from its --version line (``v=8.6.3``)."""
+    from tests.support import REDIS_SERVER
+
+    out = subprocess.run([REDIS_SERVER, "--version"], capture_output=True, text=True).stdout
+    return next((w[2:] for w in out.split() if w.startswith("v=")), "?")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ and 1 ms -> 74.11%"), p50 / p99 / p99.9 / max, the achieved producer rate, how f
 schedule the producer fell, and how many messages were lost (never delivered) or duplicated
 (delivered more than once); the server's CPU, the clients' CPU, and two signs of a noisy
 machine: the load average and the share of CPU time the hypervisor gave to other machines
-(steal); then a JSON line with the same numbers for scripts.
+(steal); then a JSON line with the same numbers for scripts. ``--json FILE`` also writes
+every run with its latency distribution (``cdf``: [percentile, ms] points, finer in the
+tail) for ``benchmarks/plot.py``, which draws the CDF in docs/performance.md.
 
 The producer sends what is due every millisecond in one pipeline, stamping each message just
 before the write, so the rate holds even when a single round trip is slow.
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import array
+import datetime as dt
 import json
 import multiprocessing as mp
 import os
@@ -328,6 +331,7 @@ def run(kind: str, rate: int, duration: float, consumers: int, client: str,
         "p99_9_ms": _pct(ordered, 99.9), "max_ms": ordered[-1] / 1000 if ordered else None,
         "within_1ms": _within(ordered, 1), "within_2ms": _within(ordered, 2),
         "buckets": _buckets(ordered),
+        "cdf": _cdf(ordered),
     }
 
 
@@ -372,6 +376,26 @@ def _within(ordered: list[int], ms: int) -> float:
     return 100.0 * sum(1 for v in ordered if v < ms * 1000) / len(ordered)
 
 
+def _reference_version() -> str:
+    sys.path.insert(0, str(ROOT))
+    from tests.build_reference_redis import newest_cached
+
+    exe = str(newest_cached() or shutil.which("redis-server") or "")
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True).stdout if exe else ""
+    return "redis-server " + next((w[2:] for w in out.split() if w.startswith("v=")), "?")
+
+
+def _cdf(ordered: array.array[int] | list[int]) -> list[tuple[float, float]]:
+    """[percentile, latency ms] at 0.5% steps, then finer up to the maximum: the tail is
+    where two servers differ, so it gets most of the points."""
+    if not ordered:
+        return []
+    points = [p / 2 for p in range(0, 198)] + [99 + p / 10 for p in range(0, 10)]
+    points += [99.9 + p / 100 for p in range(0, 10)] + [100.0]
+    n = len(ordered)
+    return [(p, ordered[min(n - 1, int(p / 100 * n))] / 1000) for p in points]
+
+
 def _buckets(ordered: list[int]) -> list[tuple[int, float]]:
     counts: Counter[int] = Counter(v // 1000 for v in ordered)
     n = len(ordered) or 1
@@ -411,15 +435,29 @@ def main() -> None:
                     help="client code of the producer and consumers (see above)")
     ap.add_argument("--pin", action=argparse.BooleanOptionalAction, default=True,
                     help="server on its own CPU, clients on the others (see above)")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="alternate the servers this many times (both orders)")
+    ap.add_argument("--json", help="write every run, with its CDF, to this file")
     args = ap.parse_args()
     results = []
-    for kind in args.servers.split(","):
-        res = run(kind.strip(), args.rate, args.duration, args.consumers, args.client,
-                  args.pin)
-        report(res)
-        results.append(res)
+    kinds = [k.strip() for k in args.servers.split(",")]
+    for i in range(args.runs):
+        for kind in (kinds if i % 2 == 0 else kinds[::-1]):
+            res = run(kind, args.rate, args.duration, args.consumers, args.client, args.pin)
+            report(res)
+            results.append(res)
     for res in results:
-        print(json.dumps({k: v for k, v in res.items() if k != "buckets"}))
+        print(json.dumps({k: v for k, v in res.items() if k not in ("buckets", "cdf")}))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({
+                "benchmark": "stream_latency",
+                "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                "rate": args.rate, "duration_s": args.duration, "consumers": args.consumers,
+                "client": args.client, "pin": args.pin, "cpus": os.cpu_count(),
+                "reference": _reference_version(), "runs": results,
+            }, f, indent=1)
+            f.write("\n")
 
 
 if __name__ == "__main__":
