@@ -625,7 +625,7 @@ def test_xread_plus_reads_the_last_entry(rr: redis.Redis) -> None:
         cmd(rr, "XADD", "le", f"{i}-0", f"k{i}", f"v{i}")
     assert raw(rr, "XREAD", "COUNT", "3", "STREAMS", "le", "+") in (
         [[b"le", [[b"3-0", [b"k3", b"v3"]]]]], {b"le": [[b"3-0", [b"k3", b"v3"]]]})
-    cmd(rr, "XDEL", "le", "3-0")  # issue #13628: the last *live* entry
+    cmd(rr, "XDEL", "le", "3-0")  # redis/redis#13628: the last *live* entry
     got = raw(rr, "XREAD", "STREAMS", "le", "nokey", "+", "+")
     assert got in ([[b"le", [[b"2-0", [b"k2", b"v2"]]]]], {b"le": [[b"2-0", [b"k2", b"v2"]]]})
     cmd(rr, "XDEL", "le", "1-0", "2-0")

@@ -3,7 +3,8 @@
 ``start_server(kind)`` starts either a real ``redis-server`` or Sluice (``python -m
 sluice.server``) on a port picked by binding a socket to port 0, and waits until it answers
 PING (bounded). Which kind the tests use comes from ``SLUICE_PIPELINE_SERVER`` (``sluice`` by
-default, as issue 5 asks; ``redis`` or ``both`` show the source is not tied to Sluice).
+default: the pipeline is Sluice's; ``redis`` or ``both`` show the source is not tied to
+Sluice, against the reference redis-server of the differential tests).
 
 Under ``CI=true`` a missing redis-server is a failure, not a skip; so is a missing pyspark or
 Java once the installed package declares the ``spark`` extra (CI is then expected to install
