@@ -450,14 +450,30 @@ def main() -> None:
         print(json.dumps({k: v for k, v in res.items() if k not in ("buckets", "cdf")}))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({
+            f.write(dump_results({
                 "benchmark": "stream_latency",
                 "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
                 "rate": args.rate, "duration_s": args.duration, "consumers": args.consumers,
                 "client": args.client, "pin": args.pin, "cpus": os.cpu_count(),
                 "reference": _reference_version(), "runs": results,
-            }, f, indent=1)
-            f.write("\n")
+            }))
+
+
+def dump_results(payload: dict[str, Any]) -> str:
+    """JSON with one line per run (a run's CDF is 220 points: one per line would bury the
+    settings in thousands of lines), its floats rounded to what was measured."""
+    def rounded(value: Any) -> Any:
+        if isinstance(value, float):
+            return round(value, 4)
+        if isinstance(value, (list, tuple)):
+            return [rounded(v) for v in value]
+        if isinstance(value, dict):
+            return {k: rounded(v) for k, v in value.items()}
+        return value
+
+    head = {k: v for k, v in payload.items() if k != "runs"}
+    runs = ",\n".join("  " + json.dumps(rounded(r)) for r in payload.get("runs", []))
+    return json.dumps(head, indent=1)[:-2] + ',\n "runs": [\n' + runs + "\n ]\n}\n"
 
 
 if __name__ == "__main__":
