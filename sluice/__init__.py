@@ -21,9 +21,10 @@ REDIS_VERSION = "8.6.3"
 __all__ = ["__version__", "serve_in_background", "BackgroundServer"]
 
 
-# import_module, not an import statement: mypy follows every import statement, even inside a
-# function, and each mypy run (``mypy --strict sluice/storage`` too) would then check the
-# server. Type checkers see Any here; ``sluice.server.embedded`` has the precise types.
+# import_module, not an import statement: every module imports this package (REDIS_VERSION),
+# and a static import of the server here, even inside a function, would put the server under
+# protocol and storage for mypy and in import-linter's graph. Type checkers see Any here;
+# ``sluice.server.embedded`` has the precise types.
 def __getattr__(name: str) -> Any:
     if name in ("serve_in_background", "BackgroundServer"):
         return getattr(import_module("sluice.server.embedded"), name)

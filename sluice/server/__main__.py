@@ -22,10 +22,10 @@ import sys
 import time
 from typing import TextIO
 
-from sluice import __version__
+from sluice import REDIS_VERSION, __version__
 
 from . import affinity
-from .app import REDIS_VERSION, Server
+from .app import Server
 from .config import Config, ConfigError
 from .loading import LoadError
 

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from sluice import __version__
+from sluice import REDIS_VERSION, __version__
 from sluice.server.__main__ import build_config
-from sluice.server.app import REDIS_VERSION
 from sluice.server.config import Config, ConfigError
 from tests.support import free_port, require_redis_server, wait_until
 
