@@ -116,17 +116,6 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (--help shows the usage)\n")
 
 
-def archive_main(argv: Sequence[str] | None = None) -> int:
-    """The ``sluice-archive`` command: says which extra to install when pyspark, pyarrow,
-    redis-py or rich is missing, instead of failing on an import."""
-    try:
-        from sluice.pipeline.archive import main
-    except ModuleNotFoundError as exc:
-        print(f"sluice-archive: error: {describe(exc)}", file=sys.stderr)
-        return 1
-    return main(argv)
-
-
 def run_cli(prog: str, parser: argparse.ArgumentParser,
             body: Callable[[argparse.Namespace], int], argv: Sequence[str] | None) -> int:
     """Parse, run ``body``; a failure is one line on stderr and exit status 1 (130 for

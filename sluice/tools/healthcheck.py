@@ -8,19 +8,21 @@ when a password is set, without the password. ``-LOADING`` (still reading its da
 anything else count as not ready. With ``SLUICE_PASSWORD`` (and ``SLUICE_USER``) set it logs in
 first and wants ``+PONG``.
 
-Where to knock: the options, else the server that is PID 1 (a container: its command line is
-parsed as sluice-server parses it, config file included, so ``--port 7000`` or a config file
-with ``port 7000`` is followed), else 127.0.0.1:6379.
+Where to knock: the options, else the server that is PID 1 (a container: ``port``, ``bind``
+and ``unixsocket`` are read from its command line as sluice-server reads them, config file
+included, so ``--port 7000`` or a config file with ``port 7000`` is followed), else
+127.0.0.1:6379. A client tool: it imports nothing of the server (the import contracts).
 """
 
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import socket
 import sys
 from collections.abc import Sequence
+
+from sluice.protocol import split_inline_args
 
 ALIVE = (b"+PONG", b"-NOAUTH", b"-WRONGPASS", b"-NOPERM")
 
@@ -41,15 +43,52 @@ def server_address(cmdline_path: str = "/proc/1/cmdline") -> tuple[str, int, str
                if os.path.basename(a) == "sluice-server" or a == "sluice.server"), None)
     if at is None:
         return "127.0.0.1", 6379, ""
-    from sluice.server.__main__ import build_config
-    from sluice.server.config import ConfigError
-
+    found = listening_directives(argv[at + 1:])
     try:
-        # Config read from the server's stdin ("-") is not ours to read: skipped.
-        config = build_config(argv[at + 1:], stdin=io.StringIO(""))
-    except (ConfigError, OSError):
-        return "127.0.0.1", 6379, ""
-    return _local_host(config.bind), int(config.port), str(config.unixsocket or "")
+        port = int(found.get("port", ["6379"])[0])
+    except ValueError:
+        port = 6379
+    unixsocket = found.get("unixsocket", [""])[0]
+    return _local_host(found.get("bind", ["127.0.0.1"])), port, unixsocket
+
+
+WANTED = ("port", "bind", "unixsocket")
+
+
+def listening_directives(args: list[str]) -> dict[str, list[str]]:
+    """``port``, ``bind`` and ``unixsocket`` as a sluice-server command line sets them: the
+    config file's lines (if the first argument names one), then the ``--name value``
+    options; the last word wins. A tool does not import the server: this reads only what
+    the check needs, with the server's line syntax (``split_inline_args``)."""
+    found: dict[str, list[str]] = {}
+
+    def take(words: list[bytes]) -> None:
+        if words and words[0].decode(errors="replace").lower() in WANTED:
+            name = words[0].decode().lower()
+            found[name] = [w.decode(errors="surrogateescape") for w in words[1:]]
+
+    if args and not args[0].startswith("-"):
+        try:
+            with open(args[0], "rb") as f:
+                for line in f.read().splitlines():
+                    take(split_inline_args(line.strip()) or [])
+        except OSError:
+            pass
+        args = args[1:]
+    directives: list[list[str]] = []
+    awaiting = False  # the last --name has no value yet: the next argument is its value
+    for arg in args:
+        if not awaiting and arg.startswith("--") and len(arg) > 2:
+            directives.append(arg[2:].split())
+            awaiting = len(directives[-1]) == 1
+        elif directives:
+            directives[-1].append(arg)
+            awaiting = False
+    for words in directives:
+        name = words[0].lower()
+        if name in WANTED:
+            found[name] = [v for w in words[1:] for v in (w.split() if name == "bind" else [w])]
+    return found
 
 
 def _local_host(binds: list[str]) -> str:

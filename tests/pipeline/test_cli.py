@@ -244,7 +244,7 @@ def test_the_archive_command_names_the_extra_when_a_module_is_missing(tmp_path: 
     blocker.write_text("raise ModuleNotFoundError(\"No module named 'pyspark'\", name='pyspark')\n")
     (tmp_path / "rich.py").write_text(blocker.read_text().replace("pyspark", "rich"))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
-    code = ("import sys; from sluice.pipeline.errors import archive_main; "
+    code = ("import sys; from sluice.pipeline.cli import archive_main; "
             "sys.exit(archive_main(['--help']))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, timeout=60)
