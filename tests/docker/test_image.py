@@ -76,6 +76,10 @@ def volume() -> Iterator[str]:
     name = f"sluice-test-{uuid.uuid4().hex[:8]}"
     docker("volume", "create", name)
     yield name
+    # Containers that use it go first (the run fixture may be torn down after this one).
+    users = docker("ps", "-aq", "--filter", f"volume={name}", check=False).split()
+    if users:
+        docker("rm", "-f", "-v", *users, check=False)
     docker("volume", "rm", "-f", name, check=False)
 
 
@@ -96,7 +100,7 @@ def run() -> Iterator[Callable[..., Container]]:
 
     yield start
     for name in started:
-        docker("rm", "-f", name, check=False)
+        docker("rm", "-f", "-v", name, check=False)  # -v: its anonymous /data volume too
 
 
 def test_healthy_as_the_unprivileged_user_and_no_build_tree(run: Callable[..., Container],
@@ -130,7 +134,7 @@ def test_data_survives_stop_start_and_a_new_container_on_the_volume(
     docker("start", c.name)
     r = c.client()
     assert r.xlen("events") == 100 and r.get("k") == b"v"
-    docker("rm", "-f", c.name)
+    docker("rm", "-f", "-v", c.name)
     out = docker("run", "--rm", "-v", f"{volume}:/data", "--entrypoint", "sh", IMAGE, "-c",
                  "ls /data /data/appendonlydir")
     assert "dump.rdb" in out and "appendonly.aof.manifest" in out
