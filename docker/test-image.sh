@@ -4,7 +4,7 @@
 #   docker/test-image.sh PYTHON [IMAGE]
 #
 # Installs Docker and debootstrap with apt when missing, starts dockerd when no engine
-# answers (left running), makes the base image available (docker/standin-base.sh), builds
+# answers (and stops it at the end), makes the base image available (docker/standin-base.sh), builds
 # IMAGE (default sluice:test) with pip's index taken from this machine's pip configuration
 # (only http(s) indexes: file:// ones do not exist inside the build), then runs the
 # container tests with PYTHON.
@@ -24,6 +24,9 @@ fi
 if ! docker info >/dev/null 2>&1; then
 	echo "starting dockerd (log: /tmp/sluice-dockerd.log)"
 	nohup dockerd >/tmp/sluice-dockerd.log 2>&1 &
+	dockerd_pid=$!
+	# An engine we started is ours to stop: nothing of this run is left running.
+	trap 'kill "$dockerd_pid" 2>/dev/null && wait "$dockerd_pid" 2>/dev/null || true' EXIT
 	i=0
 	until docker info >/dev/null 2>&1; do
 		i=$((i + 1))
