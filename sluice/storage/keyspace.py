@@ -1,8 +1,11 @@
 """The keyspace: numbered databases of keys, values and expiry times.
 
 A ``Database`` is a dict ``key -> value`` plus ``expires: key -> unix ms``. Value types are
-plain Python objects: ``bytes`` (string), ``ListValue`` (list), ``Stream`` (stream); ``TYPE``
-names come from ``type_name``.
+plain Python objects: ``bytes`` (string), ``ListValue`` (list), ``Stream`` (stream), ``Hash``
+(hash); ``TYPE`` names come from ``type_name``. ``subexpires`` is a heap of hashes with field
+TTLs by their soonest deadline (Redis's ``db->subexpires``): values with a ``min_expire``
+method are registered when they are stored, and ``storage/hashes.py`` runs their active
+expiry.
 
 Expiry is lazy (every lookup checks the deadline, as Redis's ``expireIfNeeded``) and active:
 ``active_expire`` pops due keys from a min-heap of deadlines, with a bound on the work per
@@ -92,7 +95,7 @@ class Database:
     """One numbered database (SELECT n)."""
 
     __slots__ = ("id", "data", "expires", "clock", "on_expire", "_heap", "_seqs", "_by_seq", "_next_seq",
-                 "lru", "lru_clock", "overrides")
+                 "lru", "lru_clock", "overrides", "subexpires")
 
     def __init__(self, db_id: int, clock: Clock, on_expire: ExpireHook | None = None) -> None:
         self.id = db_id  # the number SELECT uses
@@ -107,6 +110,8 @@ class Database:
         self.lru: dict[bytes, int] = {}  # key -> last access, in lru_clock seconds
         self.lru_clock = clock.now_ms() // 1000  # refreshed by Keyspace.update_lru_clock
         self.overrides: dict[bytes, tuple[Any, bytes]] = {}  # key -> (value, encoding)
+        # (soonest field deadline, key) of hashes with field TTLs, maybe stale (hashes.py)
+        self.subexpires: list[tuple[int, bytes]] = []
 
     def __len__(self) -> int:
         return len(self.data)
@@ -165,6 +170,8 @@ class Database:
         self._next_seq = seq + 1
         self._seqs[key] = seq
         self._by_seq[seq] = key
+        if type(value) is not bytes:
+            self._track_subexpires(key, value)
 
     def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
         """Store a value, replacing any; the TTL is cleared unless ``keep_ttl``."""
@@ -175,10 +182,34 @@ class Database:
                 self.expires.pop(key, None)
             if self.overrides:
                 self.overrides.pop(key, None)
+            if type(value) is not bytes:
+                self._track_subexpires(key, value)
         else:
             if self.expires:
                 self.expires.pop(key, None)
             self.add(key, value)
+
+    def _track_subexpires(self, key: bytes, value: Any) -> None:
+        """A value stored under ``key`` with expiring parts (a hash with field TTLs: its
+        ``min_expire``) is registered for the active cycle (RENAME, MOVE, COPY, loads ...)."""
+        soonest = getattr(value, "min_expire", None)
+        if soonest is not None:
+            when = soonest()
+            if when is not None:
+                self.track_subexpire(key, when)
+
+    def track_subexpire(self, key: bytes, when: int) -> None:
+        """Register ``key`` for the active expiry of its parts at ``when`` (unix ms)."""
+        heapq.heappush(self.subexpires, (when, key))
+        if len(self.subexpires) > 2 * len(self.data) + 1024:  # stale entries: one per key
+            fresh = []
+            for k in {k for _, k in self.subexpires}:
+                soonest = getattr(self.data.get(k), "min_expire", None)
+                w = soonest() if soonest is not None else None
+                if w is not None:
+                    fresh.append((w, k))
+            heapq.heapify(fresh)
+            self.subexpires = fresh
 
     def delete(self, key: bytes) -> bool:
         """Remove a live key; True if it existed."""
@@ -212,12 +243,13 @@ class Database:
         self._by_seq = SortedDict()
         self.lru = {}
         self.overrides = {}
+        self.subexpires = []
         return n
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange keys, TTLs and metadata with ``other``; ids stay where they are."""
         for name in ("data", "expires", "_heap", "_seqs", "_by_seq", "_next_seq", "lru",
-                     "overrides"):
+                     "overrides", "subexpires"):
             mine = getattr(self, name)
             setattr(self, name, getattr(other, name))
             setattr(other, name, mine)

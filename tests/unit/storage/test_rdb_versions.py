@@ -192,7 +192,6 @@ def test_payload_with_zero_checksum_is_not_checked() -> None:
 @pytest.mark.parametrize(
     "payload, message",
     [
-        (HASH_FIELD_TTL_8_6, r"type 25 \(hash\) is not supported: Sluice has no hash type"),
         (VECTOR_SET_8_6, r"type 7 \(module type 'vectorset'\) is not supported"),
         (SET_8_6, r"type 20 \(set\) is not supported"),
         (_payload(b"\x06" + enc_len(1)), r"type 6 \(pre-release module value\)"),
@@ -201,6 +200,16 @@ def test_payload_with_zero_checksum_is_not_checked() -> None:
 def test_unsupported_types_are_named(payload: bytes, message: str) -> None:
     with pytest.raises(RdbUnsupported, match=message):  # RESTORE words these "Bad data format: ..."
         rdb.load_payload(payload)
+
+
+def test_hash_with_field_ttl_from_redis_8_6_loads() -> None:
+    """The listpack-ex payload redis-server 8.6.3 wrote (type 25): the field, its value and
+    its deadline (the soonest one, written before the listpack, is the same)."""
+    h = rdb.load_payload(HASH_FIELD_TTL_8_6)
+    h.refit(512, 64)
+    assert h.encoding() == b"listpack-ex"
+    assert h.d == {b"a": b"1"}
+    assert h.expire_time(b"a") == int.from_bytes(bytes.fromhex("84aa5b03a2010000"), "little")
 
 
 @pytest.mark.parametrize(
