@@ -347,3 +347,31 @@ LPOS_RANK_RANGE = (
 )
 LPOS_COUNT_NEGATIVE = "ERR COUNT can't be negative"
 LPOS_MAXLEN_NEGATIVE = "ERR MAXLEN can't be negative"
+
+
+# Hashes (commands/hashes.py, hash_expire.py), checked against redis-server 8.6.3
+HASH_NOT_INTEGER = "ERR hash value is not an integer"
+HASH_NOT_FLOAT = "ERR hash value is not a float"
+INCR_NAN_OR_INFINITY = "ERR value is NaN or Infinity"
+VALUE_OUT_OF_RANGE = "ERR value is out of range"
+LONG_OUT_OF_RANGE = (
+    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807"
+)
+NOVALUES_ONLY_HSCAN = "ERR NOVALUES option can only be used in HSCAN"
+HFE_NEGATIVE_TIME = "ERR invalid expire time, must be >= 0"
+HFE_NUMFIELDS_GT0 = "ERR Parameter `numFields` should be greater than 0"
+HFE_WRONG_ARGS = "ERR wrong number of arguments"
+HFE_MULTIPLE_CONDITIONS = "ERR Multiple condition flags specified"
+HFE_UNKNOWN_ARGUMENT = b"ERR unknown argument: %s"
+HFE_FIELDS_TWICE = "ERR FIELDS keyword specified multiple times"
+HFE_FIELDS_TOO_FEW = "ERR FIELDS requires at least numfields and one field argument"
+HFE_MISSING_FIELDS = "ERR missing FIELDS argument"
+HFE_FIELDS_MISSING = "ERR Mandatory argument FIELDS is missing or not at the right position"
+HFE_NUMFIELDS_POSITIVE = "ERR Number of fields must be a positive integer"
+HFE_NUMFIELDS_MISMATCH = "ERR The `numfields` parameter must match the number of arguments"
+HFE_INVALID_NUMFIELDS = "ERR invalid number of fields"
+HSETEX_ONE_EXPIRATION = "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified"
+HGETEX_ONE_EXPIRATION = "ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified"
+HFE_MISSING_EXPIRE = "ERR missing expire time"
+HSETEX_ONE_CONDITION = "ERR Only one of FXX or FNX arguments can be specified"
+HFE_UNKNOWN = "ERR unknown argument"

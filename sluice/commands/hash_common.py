@@ -1,0 +1,152 @@
+"""Helpers shared by the hash command modules (``hashes.py``, ``hash_expire.py``).
+
+Role: what every hash handler needs and must do the same way, mirroring ``t_hash.c``:
+
+- ``get_hash`` / ``get_or_create``: ``lookupKeyRead``/``lookupKeyWrite`` + ``checkType`` and
+  ``hashTypeLookupWriteOrCreate``.
+- ``get_value``: ``hashTypeGetValue`` with its lazy expiry: a field whose TTL is before now is
+  deleted on access, its deletion logged as ``HDEL key field`` (``propagateHashFieldDeletion``)
+  and counted in ``expired_subkeys``; the key goes when its last field does, unless the
+  caller asks to keep it until it is done (``AVOID_HASH_DEL``); the key counts as modified
+  (WATCH) unless the caller reports that itself (``NO_SIGNAL``).
+- ``written``: the one call after every write of a hash key: WATCH, blocked clients and the
+  dirty counter (``ctx.modified``). It is also where the keyspace event Redis fires for the
+  write (``hset``, ``hdel``, ``hexpire``, ``hexpired`` ...) will be sent once Sluice has
+  keyspace notifications: every write names its event here.
+- ``log_field_deletion``: the HDEL a field's expiry is logged as; the AOF hears it at once,
+  before the command's own effects, as Redis's ``alsoPropagate`` orders them.
+- ``limits``: ``hash-max-listpack-entries`` / ``-value`` now (Redis reads them at each
+  conversion).
+- ``parse_fields_block``: the rigid ``FIELDS numfields field ...`` tail of HTTL, HPERSIST and
+  HGETDEL, with their error texts.
+
+A key never holds an empty hash: the command that removes the last field deletes the key
+(``delete_if_empty``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sluice.storage.hashes import Hash
+from sluice.storage.keyspace import Database, WrongTypeError
+
+from . import errors as E
+from .args import parse_int
+from .errors import CommandError
+
+# hashTypeGetValue results
+OK, NOT_FOUND, EXPIRED, EXPIRED_HASH = 0, 1, 2, 3
+# hashTypeGetValue flags (HFE_LAZY_*)
+NO_SIGNAL, AVOID_HASH_DEL = 1, 2
+
+LONG_MAX = (1 << 63) - 1
+INT_MAX = (1 << 31) - 1
+
+
+def get_hash(ctx: Any, key: bytes) -> Hash | None:
+    """The hash at ``key`` or None; WRONGTYPE for another type."""
+    value = ctx.db.get(key)
+    if value is None or type(value) is Hash:
+        return value  # type: ignore[no-any-return]
+    raise WrongTypeError()
+
+
+def get_or_create(ctx: Any, key: bytes) -> Hash:
+    """``hashTypeLookupWriteOrCreate``: the hash at ``key``, an empty one stored if none."""
+    db = ctx.db
+    value = db.get(key)
+    if value is None:
+        value = Hash()
+        db.add(key, value)
+    elif type(value) is not Hash:
+        raise WrongTypeError()
+    return value  # type: ignore[no-any-return]
+
+
+def limits(ctx: Any) -> tuple[int, int]:
+    cfg = ctx.server.config
+    return cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value
+
+
+def written(ctx: Any, key: bytes, event: bytes, changes: int = 1, db: Database | None = None
+            ) -> None:
+    """A write to the hash at ``key`` (Redis's ``keyModified`` + ``server.dirty +=`` +
+    ``notifyKeyspaceEvent(NOTIFY_HASH, event)``): WATCH, blocked clients, the dirty counter.
+    ``event`` is the keyspace event Redis fires; notifications are not built yet (issue 20),
+    so it only names the place."""
+    ctx.modified(key, db, changes=changes)
+
+
+def log_field_deletion(server: Any, db: Database, key: bytes, field: bytes,
+                       active: bool = False) -> None:
+    """A field deleted because its TTL passed: counted, and logged as ``HDEL key field``."""
+    stats = server.stats
+    stats["expired_subkeys"] += 1
+    if active:
+        stats["expired_subkeys_active"] += 1
+    if server.aof is not None:
+        server.aof.feed(db.id, [[b"HDEL", key, field]])
+
+
+def get_value(ctx: Any, key: bytes, h: Hash, field: bytes, now: int, flags: int = 0
+              ) -> tuple[int, bytes | None]:
+    """``hashTypeGetValue``: ``(OK, value)``, ``(NOT_FOUND, None)``, or, for a field whose
+    TTL is before ``now``, the field deleted and ``(EXPIRED, None)`` (``EXPIRED_HASH`` when
+    that deleted the key too)."""
+    value = h.d.get(field)
+    if value is None:
+        return NOT_FOUND, None
+    ttl = h.ttl
+    if not ttl:
+        return OK, value
+    when = ttl.get(field)
+    if when is None or when >= now:
+        return OK, value
+    db = ctx.db
+    h.delete(field)
+    log_field_deletion(ctx.server, db, key, field)
+    res = EXPIRED
+    if not h.d and not flags & AVOID_HASH_DEL:
+        db.delete(key)
+        res = EXPIRED_HASH
+    if not flags & NO_SIGNAL:
+        written(ctx, key, b"hexpired", 0)
+    return res, None
+
+
+def expire_all_due(ctx: Any, key: bytes, h: Hash, now: int) -> bool:
+    """``hashTypeExpireIfNeeded`` (HRANDFIELD): when some field's TTL is before now, delete
+    every field whose TTL is at or before now. True if that deleted the key."""
+    soonest = h.min_expire()
+    if soonest is None or soonest >= now:
+        return False
+    fields = h.expire_fields(now, len(h.d))
+    server, db = ctx.server, ctx.db
+    for field in fields:
+        log_field_deletion(server, db, key, field)
+    deleted = not h.d
+    if deleted:
+        db.delete(key)
+    if fields:
+        written(ctx, key, b"hexpired", 0)
+    return deleted
+
+
+def delete_if_empty(ctx: Any, key: bytes, h: Hash) -> bool:
+    if h.d:
+        return False
+    ctx.db.delete(key)
+    return True
+
+
+def parse_fields_block(argv: list[bytes]) -> list[bytes]:
+    """``key FIELDS numfields field [field ...]`` at ``argv[2:]`` (HTTL, HPERSIST, HGETDEL)."""
+    if argv[2].upper() != b"FIELDS":
+        raise CommandError(E.HFE_FIELDS_MISSING)
+    n = parse_int(argv[3], E.HFE_NUMFIELDS_POSITIVE)
+    if n < 1:
+        raise CommandError(E.HFE_NUMFIELDS_POSITIVE)
+    if n != len(argv) - 4:
+        raise CommandError(E.HFE_NUMFIELDS_MISMATCH)
+    return argv[4:]
