@@ -35,6 +35,7 @@ from .errors import (
     INVALID_SECOND_DB,
     LFU_NOT_SELECTED,
     NO_SUCH_KEY,
+    NOVALUES_ONLY_HSCAN,
     SAME_OBJECT,
     SYNTAX,
     UNKNOWN_TYPE_NAME,
@@ -151,6 +152,8 @@ def scan(ctx: Context, args: Args) -> Reply:
             wanted = name.lower()
             if wanted not in SCAN_TYPES:
                 raise CommandError(UNKNOWN_TYPE_NAME % name.decode("utf-8", "replace"))
+        elif opt == b"novalues":
+            raise CommandError(NOVALUES_ONLY_HSCAN)
         else:
             raise CommandError(SYNTAX)
     db = ctx.db

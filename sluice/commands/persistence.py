@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from sluice.protocol import OK, SimpleString
 from sluice.storage import rdb
+from sluice.storage.hashes import Hash
 from sluice.storage.lists import ListValue
 
 from .args import Args
@@ -156,6 +157,9 @@ def restore(ctx: Context, args: Args) -> Reply:
         raise CommandError(BAD_DATA_FORMAT) from None
     if type(value) is ListValue:  # loaded for the default list-max-listpack-size
         value.refill(ctx.server.config.list_max_listpack_size)
+    elif type(value) is Hash:  # the encoding the server's settings give it
+        cfg = ctx.server.config
+        value.refit(cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value)
     now = ctx.now_ms()
     when = (ttl if absttl else now + ttl) if ttl else 0
     if when and when <= now:  # already expired: the key just goes away

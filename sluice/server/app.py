@@ -25,8 +25,10 @@ from sluice.commands import load_table
 from sluice.commands.admin import monitor_line, redacted
 from sluice.commands.context import Command, Reply, SlowlogEntry
 from sluice.commands.errors import CommandError
+from sluice.commands.hash_common import log_field_deletion
 from sluice.commands.spec import F
 from sluice.protocol import ErrorReply, ProtocolError
+from sluice.storage.hashes import active_expire_fields
 from sluice.storage.keyspace import Clock, Database, Keyspace
 
 from . import info, listen
@@ -376,6 +378,17 @@ class Server:
         if self.aof is not None:
             self.aof.feed(db.id, [[b"DEL", key]])
 
+    def _expire_hash_fields(self, db: Database) -> None:
+        """The active cycle of hash field TTLs: at most 10,000 fields a second per database,
+        as Redis's ``activeSubexpires``; each field logged as HDEL, each hash touched
+        modified (and deleted with its last field), no change counted."""
+        quota = max(1, 10_000 // max(self.config.hz, 1))
+        now = self.keyspace.clock.now_ms()
+        for key, fields, _deleted in active_expire_fields(db, now, quota):
+            for field in fields:
+                log_field_deletion(self, db, key, field, active=True)
+            self.key_modified(db, key, changes=0)
+
     def flush_db(self, db: Database) -> int:
         """FLUSHDB: touch watched keys that existed, wake blocked clients, clear the db."""
         if self.watched_keys:
@@ -554,6 +567,8 @@ class Server:
                         # INFO expired_keys_active: the keys the cycle found (expired_keys
                         # counts them too, with those found on access)
                         self.stats["expired_keys_active"] += db.active_expire()
+                    if db.subexpires:
+                        self._expire_hash_fields(db)
             timeout = self.config.timeout
             if timeout:
                 now = time.time_ns() // 1_000_000

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sluice import REDIS_VERSION, __version__
+from sluice.storage.hashes import count_subexpiry
 
 if TYPE_CHECKING:
     from sluice.commands.context import Command
@@ -208,8 +209,8 @@ def _stats(s: Server) -> dict[str, Any]:
         "sync_full": 0,
         "sync_partial_ok": 0,
         "sync_partial_err": 0,
-        "expired_subkeys": 0,  # hash fields with a TTL: Sluice has no hashes
-        "expired_subkeys_active": 0,
+        "expired_subkeys": st["expired_subkeys"],  # hash fields (storage/hashes.py)
+        "expired_subkeys_active": st["expired_subkeys_active"],
         "expired_keys": st["expired_keys"],
         "expired_keys_active": st["expired_keys_active"],
         "expired_stale_perc": "0.00",
@@ -328,9 +329,8 @@ def _keyspace(s: Server) -> dict[str, Any]:
             expires = db.expires
             ttls = [when - now for when in expires.values() if when > now] if expires else []
             avg_ttl = sum(ttls) // len(ttls) if ttls else 0
-            # subexpiry counts hashes with field TTLs: Sluice has no hashes.
             out[f"db{db.id}"] = (f"keys={len(db)},expires={len(expires)},avg_ttl={avg_ttl},"
-                                 "subexpiry=0")
+                                 f"subexpiry={count_subexpiry(db) if db.subexpires else 0}")
     return out
 
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.commands.args import Args
 from sluice.commands.errors import CommandError
 from sluice.storage import aof as fmt
+from sluice.storage.hashes import Hash
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.lists import DEFAULT_FILL, ListValue
 from sluice.storage.stream_errors import StreamError
@@ -183,13 +184,17 @@ def load_aof(server: Server, directory: str, manifest: fmt.Manifest) -> int:
 
 def refill_lists(server: Server) -> None:
     """Lists come out of the RDB reader shaped for the default ``list-max-listpack-size``;
-    Redis loads with its current setting, so apply the server's (nothing to do by default)."""
-    fill = server.config.list_max_listpack_size
-    if fill == DEFAULT_FILL:
-        return
+    Redis loads with its current setting, so apply the server's (nothing to do by default).
+    Hashes get the encoding their ``hash-max-listpack-*`` settings give (``Hash.refit``)."""
+    cfg = server.config
+    fill = cfg.list_max_listpack_size
+    entries, max_value = cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value
     for db in server.keyspace.dbs:
         for value in db.data.values():
-            if type(value) is ListValue:
+            kind = type(value)
+            if kind is Hash:
+                value.refit(entries, max_value)
+            elif kind is ListValue and fill != DEFAULT_FILL:
                 value.refill(fill)
 
 

@@ -4,6 +4,7 @@ Role: code that runs in a forked child (or, for SAVE and the first base, in the 
 turns the keyspace into a file. Commands are generated per value type from ``EMITTERS``
 (``type name -> fn(key, value, config) -> argvs``), mirroring Redis's ``rewriteAppendOnlyFileRio``:
 strings as ``SET``, lists as ``RPUSH`` in batches of 64 items (``AOF_REWRITE_ITEMS_PER_CMD``),
+hashes as ``HMSET`` (and ``HPEXPIREAT`` per field with a TTL),
 streams as Redis's ``rewriteStreamObject`` writes them (XADD per entry, XSETID with
 ENTRIESADDED/MAXDELETEDID, XGROUP CREATE ... ENTRIESREAD, XGROUP CREATECONSUMER for consumers
 without pending entries, XCLAIM ... TIME RETRYCOUNT JUSTID FORCE per pending entry, XCFGSET
@@ -92,9 +93,30 @@ def _emit_stream(key: bytes, s: Any, cfg: Any) -> Iterator[list[bytes]]:
                 yield [b"XIDMPRECORD", key, pid, iid, _sid(sid)]
 
 
+def _emit_hash(key: bytes, h: Any, cfg: Any) -> Iterator[list[bytes]]:
+    """Redis's ``rewriteHashObject``: HMSET in batches of 64 pairs; a hash with field TTLs
+    gets one HMSET per field, then HPEXPIREAT ... FIELDS 1 for each field with a TTL."""
+    if h.min_expire() is None:
+        batch: list[bytes] = []
+        for field, value in h.d.items():
+            batch += (field, value)
+            if len(batch) == 2 * ITEMS_PER_CMD:
+                yield [b"HMSET", key, *batch]
+                batch = []
+        if batch:
+            yield [b"HMSET", key, *batch]
+        return
+    for field, value in h.d.items():
+        yield [b"HMSET", key, field, value]
+        when = h.expire_time(field)
+        if when is not None:
+            yield [b"HPEXPIREAT", key, b"%d" % when, b"FIELDS", b"1", field]
+
+
 register_emitter(b"string", _emit_string)
 register_emitter(b"list", _emit_list)
 register_emitter(b"stream", _emit_stream)
+register_emitter(b"hash", _emit_hash)
 
 
 def iter_commands(server: Server) -> Iterator[bytes]:
