@@ -51,7 +51,7 @@ from typing import Any
 from .keyspace import Database, register_type
 
 LISTPACK, LISTPACK_EX, HASHTABLE = 0, 1, 2
-_ENCODING_NAMES = (b"listpack", b"listpack-ex", b"hashtable")
+_ENCODING_NAMES = (b"listpack", b"listpackex", b"hashtable")
 LOADED_FROM_LISTPACK = 4  # ``enc`` bit: loaded from an RDB listpack (see ``refit``)
 
 DEFAULT_MAX_ENTRIES = 512  # hash-max-listpack-entries

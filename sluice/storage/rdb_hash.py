@@ -55,7 +55,7 @@ def save_hash(h: Hash, opts: Any) -> tuple[int, bytes]:
         return T_HASH_LISTPACK, enc_string(lp_encode(items), compress)
     ttl = h.ttl or {}
     soonest = h.min_expire()
-    if h.encoding() == b"listpack-ex":
+    if h.encoding() == b"listpackex":
         items = []
         for f, v in h.d.items():
             items.append(f)

@@ -207,7 +207,7 @@ def test_hash_with_field_ttl_from_redis_8_6_loads() -> None:
     its deadline (the soonest one, written before the listpack, is the same)."""
     h = rdb.load_payload(HASH_FIELD_TTL_8_6)
     h.refit(512, 64)
-    assert h.encoding() == b"listpack-ex"
+    assert h.encoding() == b"listpackex"
     assert h.d == {b"a": b"1"}
     assert h.expire_time(b"a") == int.from_bytes(bytes.fromhex("84aa5b03a2010000"), "little")
 
