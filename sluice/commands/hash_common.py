@@ -13,8 +13,13 @@ Role: what every hash handler needs and must do the same way, mirroring ``t_hash
   dirty counter (``ctx.modified``). It is also where the keyspace event Redis fires for the
   write (``hset``, ``hdel``, ``hexpire``, ``hexpired`` ...) will be sent once Sluice has
   keyspace notifications: every write names its event here.
-- ``log_field_deletion``: the HDEL a field's expiry is logged as; the AOF hears it at once,
-  before the command's own effects, as Redis's ``alsoPropagate`` orders them.
+- ``Effects``: what one command logs (AOF), in Redis's order: the HDEL of each field that
+  expired or was deleted by a past deadline while it ran, then its own operation (rewritten
+  where Redis rewrites it). ``log`` writes them once, at the end; several operations from one
+  command are wrapped in MULTI/EXEC, as Redis's ``propagatePendingCommands`` does (inside a
+  transaction they are part of its MULTI/EXEC already). A command that records its effects
+  so takes over from dispatch, which then logs nothing for it.
+- ``count_field_expiry``: INFO's ``expired_subkeys`` (and ``expired_subkeys_active``).
 - ``limits``: ``hash-max-listpack-entries`` / ``-value`` now (Redis reads them at each
   conversion).
 - ``parse_fields_block``: the rigid ``FIELDS numfields field ...`` tail of HTTL, HPERSIST and
@@ -78,22 +83,43 @@ def written(ctx: Any, key: bytes, event: bytes, changes: int = 1, db: Database |
     ctx.modified(key, db, changes=changes)
 
 
-def log_field_deletion(server: Any, db: Database, key: bytes, field: bytes,
-                       active: bool = False) -> None:
-    """A field deleted because its TTL passed: counted, and logged as ``HDEL key field``."""
+def count_field_expiry(server: Any, active: bool = False) -> None:
+    """A field deleted because its deadline passed (INFO ``expired_subkeys``)."""
     stats = server.stats
     stats["expired_subkeys"] += 1
     if active:
         stats["expired_subkeys_active"] += 1
-    if server.aof is not None:
-        server.aof.feed(db.id, [[b"HDEL", key, field]])
 
 
-def get_value(ctx: Any, key: bytes, h: Hash, field: bytes, now: int, flags: int = 0
-              ) -> tuple[int, bytes | None]:
+class Effects:
+    """What one hash command logs: HDELs of fields that went, then its own operations."""
+
+    __slots__ = ("key", "ops")
+
+    def __init__(self, key: bytes) -> None:
+        self.key = key
+        self.ops: list[list[bytes]] = []
+
+    def field_gone(self, field: bytes) -> None:
+        self.ops.append([b"HDEL", self.key, field])
+
+    def log(self, ctx: Any, *own: list[bytes]) -> None:
+        """Hand everything to the AOF (``own``: the command's own operations, if any)."""
+        ctx.rewrite_argv()  # logged here: dispatch adds nothing
+        ops = self.ops + list(own)
+        server = ctx.server
+        if not ops or server.aof is None:
+            return
+        if len(ops) > 1 and not ctx.in_exec:
+            ops = [[b"MULTI"], *ops, [b"EXEC"]]
+        server.aof.feed(ctx.db.id, ops)
+
+
+def get_value(ctx: Any, key: bytes, h: Hash, field: bytes, now: int, effects: Effects,
+              flags: int = 0) -> tuple[int, bytes | None]:
     """``hashTypeGetValue``: ``(OK, value)``, ``(NOT_FOUND, None)``, or, for a field whose
-    TTL is before ``now``, the field deleted and ``(EXPIRED, None)`` (``EXPIRED_HASH`` when
-    that deleted the key too)."""
+    TTL is before ``now``, the field deleted (noted in ``effects``) and ``(EXPIRED, None)``
+    (``EXPIRED_HASH`` when that deleted the key too)."""
     value = h.d.get(field)
     if value is None:
         return NOT_FOUND, None
@@ -103,31 +129,31 @@ def get_value(ctx: Any, key: bytes, h: Hash, field: bytes, now: int, flags: int 
     when = ttl.get(field)
     if when is None or when >= now:
         return OK, value
-    db = ctx.db
     h.delete(field)
-    log_field_deletion(ctx.server, db, key, field)
+    count_field_expiry(ctx.server)
+    effects.field_gone(field)
     res = EXPIRED
     if not h.d and not flags & AVOID_HASH_DEL:
-        db.delete(key)
+        ctx.db.delete(key)
         res = EXPIRED_HASH
     if not flags & NO_SIGNAL:
         written(ctx, key, b"hexpired", 0)
     return res, None
 
 
-def expire_all_due(ctx: Any, key: bytes, h: Hash, now: int) -> bool:
+def expire_all_due(ctx: Any, key: bytes, h: Hash, now: int, effects: Effects) -> bool:
     """``hashTypeExpireIfNeeded`` (HRANDFIELD): when some field's TTL is before now, delete
     every field whose TTL is at or before now. True if that deleted the key."""
     soonest = h.min_expire()
     if soonest is None or soonest >= now:
         return False
     fields = h.expire_fields(now, len(h.d))
-    server, db = ctx.server, ctx.db
     for field in fields:
-        log_field_deletion(server, db, key, field)
+        count_field_expiry(ctx.server)
+        effects.field_gone(field)
     deleted = not h.d
     if deleted:
-        db.delete(key)
+        ctx.db.delete(key)
     if fields:
         written(ctx, key, b"hexpired", 0)
     return deleted

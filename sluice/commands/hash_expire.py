@@ -46,11 +46,12 @@ from .hash_common import (
     EXPIRED,
     INT_MAX,
     NO_SIGNAL,
+    Effects,
+    count_field_expiry,
     delete_if_empty,
     get_hash,
     get_value,
     limits,
-    log_field_deletion,
     parse_fields_block,
     written,
 )
@@ -81,9 +82,10 @@ def _unknown_argument(arg: bytes) -> CommandError:
     return CommandError(E.HFE_UNKNOWN_ARGUMENT % arg.replace(b"\r", b" ").replace(b"\n", b" "))
 
 
-def _deleted_by_deadline(ctx: Any, key: bytes, field: bytes) -> None:
+def _deleted_by_deadline(ctx: Any, effects: Effects, field: bytes) -> None:
     """A deadline at or before now deleted ``field``: logged as HDEL, counted as expired."""
-    log_field_deletion(ctx.server, ctx.db, key, field)
+    count_field_expiry(ctx.server)
+    effects.field_gone(field)
 
 
 # -- HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT ---------------------------------------------------
@@ -130,6 +132,7 @@ def _hexpire(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
     replies = []
     failed: list[int] = []  # positions of the fields whose deadline was not set
     updated = deleted = 0
+    effects = Effects(key)
     for pos in range(fields_at + 2, fields_at + 2 + count):
         field = argv[pos]
         res = h.set_expiry(field, when, cond, now)
@@ -139,7 +142,7 @@ def _hexpire(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
             failed.append(pos)
             if res == SETEX_DELETED:
                 deleted += 1
-                _deleted_by_deadline(ctx, key, field)
+                _deleted_by_deadline(ctx, effects, field)
         replies.append(res)
     if updated:
         track_field_expiry(ctx.db, key, h)
@@ -155,9 +158,9 @@ def _hexpire(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
                 logged[fields_at + 1] = b"%d" % updated
                 for pos in reversed(failed):
                     del logged[pos]
-            ctx.rewrite_argv(logged)
+            effects.log(ctx, logged)
         else:
-            ctx.rewrite_argv()  # only HDELs, already logged
+            effects.log(ctx)  # only HDELs
     return replies
 
 
@@ -245,8 +248,9 @@ def hgetdel(ctx: Any, args: Args) -> Any:
     now = ctx.now_ms()
     out: list[bytes | None] = []
     expired = deleted = 0
+    effects = Effects(key)
     for field in fields:
-        res, value = get_value(ctx, key, h, field, now, NO_SIGNAL | AVOID_HASH_DEL)
+        res, value = get_value(ctx, key, h, field, now, effects, NO_SIGNAL | AVOID_HASH_DEL)
         out.append(value)
         if res == EXPIRED:
             expired += 1
@@ -258,7 +262,9 @@ def hgetdel(ctx: Any, args: Args) -> Any:
     delete_if_empty(ctx, key, h)
     written(ctx, key, b"hdel" if deleted else b"hexpired", deleted)
     if deleted:
-        ctx.rewrite_argv([b"HDEL", key, *fields])
+        effects.log(ctx, [b"HDEL", key, *fields])
+    else:
+        effects.log(ctx)
     return out
 
 
@@ -351,8 +357,9 @@ def hgetex(ctx: Any, args: Args) -> Any:
     when = None if p.flags & _PERSIST else p.when
     out: list[bytes | None] = []
     expired = deleted = updated = 0
+    effects = Effects(key)
     for field in fields:
-        res, value = get_value(ctx, key, h, field, now, NO_SIGNAL | AVOID_HASH_DEL)
+        res, value = get_value(ctx, key, h, field, now, effects, NO_SIGNAL | AVOID_HASH_DEL)
         out.append(value)
         if res == EXPIRED:
             expired += 1
@@ -362,7 +369,7 @@ def hgetex(ctx: Any, args: Args) -> Any:
                 updated += 1
             elif done == SETEX_DELETED:
                 deleted += 1
-                _deleted_by_deadline(ctx, key, field)
+                _deleted_by_deadline(ctx, effects, field)
     if not (expired or deleted or updated):
         return out
     if updated and when is not None:
@@ -373,9 +380,9 @@ def hgetex(ctx: Any, args: Args) -> Any:
     if updated:
         head = ([b"HPERSIST", key] if when is None
                 else [b"HPEXPIREAT", key, b"%d" % when])
-        ctx.rewrite_argv([*head, b"FIELDS", b"%d" % p.count, *fields])
+        effects.log(ctx, [*head, b"FIELDS", b"%d" % p.count, *fields])
     else:
-        ctx.rewrite_argv()  # its HDELs are all there is to log
+        effects.log(ctx)  # its HDELs are all there is to log
     return out
 
 
@@ -395,10 +402,11 @@ def hsetex(ctx: Any, args: Args) -> Any:
         raise WrongTypeError()
     pairs = argv[p.first : p.first + 2 * p.count]
     expired = 0
+    effects = Effects(key)
     if p.flags & (_FXX | _FNX):
         found = 0
         for field in pairs[0::2]:
-            res, _ = get_value(ctx, key, h, field, now, NO_SIGNAL | AVOID_HASH_DEL)
+            res, _ = get_value(ctx, key, h, field, now, effects, NO_SIGNAL | AVOID_HASH_DEL)
             exists = res == GET_OK
             expired += res == EXPIRED
             found += exists
@@ -407,6 +415,7 @@ def hsetex(ctx: Any, args: Args) -> Any:
         if (p.flags & _FNX and found) or (p.flags & _FXX and found != p.count):
             if expired:
                 written(ctx, key, b"hexpired", 0)
+                effects.log(ctx)
             delete_if_empty(ctx, key, h)
             return 0
     max_entries, max_value = limits(ctx)
@@ -425,18 +434,20 @@ def hsetex(ctx: Any, args: Args) -> Any:
                 updated += 1
             elif res == SETEX_DELETED:
                 deleted += 1
-                _deleted_by_deadline(ctx, key, field)
+                _deleted_by_deadline(ctx, effects, field)
     if updated:
         track_field_expiry(db, key, h)
     delete_if_empty(ctx, key, h)
     written(ctx, key, b"hset", p.count)
     if deleted:
-        ctx.rewrite_argv()  # the fields' HDELs say it all
+        effects.log(ctx)  # the fields' HDELs say it all
     elif set_expiry and not p.flags & _PXAT:
         logged = list(argv)
         logged[p.when_at - 1] = b"PXAT"
         logged[p.when_at] = b"%d" % p.when
-        ctx.rewrite_argv(logged)
+        effects.log(ctx, logged)
+    else:
+        effects.log(ctx, argv)
     return 1
 
 

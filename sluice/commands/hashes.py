@@ -41,6 +41,7 @@ from .errors import SYNTAX, CommandError, wrong_arity
 from .hash_common import (
     EXPIRED_HASH,
     LONG_MAX,
+    Effects,
     expire_all_due,
     get_hash,
     get_or_create,
@@ -119,8 +120,10 @@ def hsetnx(ctx: Any, args: Args) -> Any:
     argv = args.argv
     key, field = argv[1], argv[2]
     h = get_or_create(ctx, key)
-    res, _ = get_value(ctx, key, h, field, ctx.now_ms())
+    effects = Effects(key)
+    res, _ = get_value(ctx, key, h, field, ctx.now_ms(), effects)
     if res == GET_OK:
+        effects.log(ctx)
         return 0
     if res == EXPIRED_HASH:  # its last field expired and took the key: start afresh
         h = get_or_create(ctx, key)
@@ -128,6 +131,7 @@ def hsetnx(ctx: Any, args: Args) -> Any:
     h.try_conversion(argv, 2, max_entries, max_value)
     h.set(field, argv[3], max_entries, max_value)
     written(ctx, key, b"hset")
+    effects.log(ctx, argv)
     return 1
 
 
@@ -149,10 +153,11 @@ def hdel(ctx: Any, args: Args) -> Any:
     return deleted
 
 
-def _field_for_update(ctx: Any, key: bytes, field: bytes) -> tuple[Hash, bytes | None]:
+def _field_for_update(ctx: Any, key: bytes, field: bytes, effects: Effects
+                      ) -> tuple[Hash, bytes | None]:
     """HINCRBY*'s lookup: the hash (created if absent) and the field's live value."""
     h = get_or_create(ctx, key)
-    res, value = get_value(ctx, key, h, field, ctx.now_ms())
+    res, value = get_value(ctx, key, h, field, ctx.now_ms(), effects)
     if res == EXPIRED_HASH:
         h = get_or_create(ctx, key)
     return h, value
@@ -162,7 +167,8 @@ def hincrby(ctx: Any, args: Args) -> Any:
     argv = args.argv
     key, field = argv[1], argv[2]
     incr = parse_int(argv[3])
-    h, current = _field_for_update(ctx, key, field)
+    effects = Effects(key)
+    h, current = _field_for_update(ctx, key, field, effects)
     if current is None:
         value = 0
     else:
@@ -176,6 +182,8 @@ def hincrby(ctx: Any, args: Args) -> Any:
     max_entries, max_value = limits(ctx)
     h.set(field, b"%d" % new, max_entries, max_value, keep_ttl=True)
     written(ctx, key, b"hincrby")
+    if effects.ops:  # a field expired on the way: its HDEL first
+        effects.log(ctx, argv)
     return new
 
 
@@ -187,7 +195,8 @@ def hincrbyfloat(ctx: Any, args: Args) -> Any:
         raise CommandError(E.NOT_FLOAT)
     if incr.inf:
         raise CommandError(E.INCR_NAN_OR_INFINITY)
-    h, current = _field_for_update(ctx, key, field)
+    effects = Effects(key)
+    h, current = _field_for_update(ctx, key, field, effects)
     if current is None:
         value = LongDouble(Fraction(0))
     else:
@@ -206,7 +215,7 @@ def hincrbyfloat(ctx: Any, args: Args) -> Any:
     h.set(field, new, max_entries, max_value, keep_ttl=True)
     written(ctx, key, b"hincrbyfloat")
     # Logged with the value computed here, keeping the field's TTL (as Redis propagates it).
-    ctx.rewrite_argv([b"HSETEX", key, b"KEEPTTL", b"FIELDS", b"1", field, new])
+    effects.log(ctx, [b"HSETEX", key, b"KEEPTTL", b"FIELDS", b"1", field, new])
     return new
 
 
@@ -222,7 +231,16 @@ def hget(ctx: Any, args: Args) -> Any:
         raise WrongTypeError()
     if not h.ttl:
         return h.d.get(argv[2])
-    return get_value(ctx, argv[1], h, argv[2], ctx.now_ms())[1]
+    return _checked_value(ctx, argv[1], h, argv[2])[1]
+
+
+def _checked_value(ctx: Any, key: bytes, h: Hash, field: bytes) -> tuple[int, bytes | None]:
+    """A read of one field that may expire it (and log that)."""
+    effects = Effects(key)
+    found = get_value(ctx, key, h, field, ctx.now_ms(), effects)
+    if effects.ops:
+        effects.log(ctx)
+    return found
 
 
 def hmget(ctx: Any, args: Args) -> Any:
@@ -237,13 +255,16 @@ def hmget(ctx: Any, args: Args) -> Any:
     now = ctx.now_ms()
     out: list[bytes | None] = []
     gone = False
+    effects = Effects(key)
     for field in argv[2:]:
         if gone:  # its last field expired: the key is gone
             out.append(None)
             continue
-        res, value = get_value(ctx, key, h, field, now)
+        res, value = get_value(ctx, key, h, field, now, effects)
         gone = res == EXPIRED_HASH
         out.append(value)
+    if effects.ops:
+        effects.log(ctx)
     return out
 
 
@@ -284,7 +305,7 @@ def hexists(ctx: Any, args: Args) -> Any:
     h = get_hash(ctx, argv[1])
     if h is None:
         return 0
-    return 1 if get_value(ctx, argv[1], h, argv[2], ctx.now_ms())[0] == GET_OK else 0
+    return 1 if _checked_value(ctx, argv[1], h, argv[2])[0] == GET_OK else 0
 
 
 def hstrlen(ctx: Any, args: Args) -> Any:
@@ -292,7 +313,7 @@ def hstrlen(ctx: Any, args: Args) -> Any:
     h = get_hash(ctx, argv[1])
     if h is None:
         return 0
-    value = get_value(ctx, argv[1], h, argv[2], ctx.now_ms())[1]
+    value = _checked_value(ctx, argv[1], h, argv[2])[1]
     return 0 if value is None else len(value)
 
 
@@ -313,16 +334,24 @@ def hrandfield(ctx: Any, args: Args) -> Any:
             raise CommandError(E.VALUE_OUT_OF_RANGE)
         return _hrandfield_count(ctx, key, count, withvalues)
     h = get_hash(ctx, key)
-    if h is None or expire_all_due(ctx, key, h, ctx.now_ms()):
+    if h is None or _expire_all_due(ctx, key, h):
         return None
     return h.random_fields(1)[0]
+
+
+def _expire_all_due(ctx: Any, key: bytes, h: Hash) -> bool:
+    effects = Effects(key)
+    deleted = expire_all_due(ctx, key, h, ctx.now_ms(), effects)
+    if effects.ops:
+        effects.log(ctx)
+    return deleted
 
 
 def _hrandfield_count(ctx: Any, key: bytes, count: int, withvalues: bool) -> Any:
     """``hrandfieldWithCountCommand``: negative counts may repeat fields; positive ones give
     distinct fields, all of them when the hash is not larger than the count."""
     h = get_hash(ctx, key)
-    if h is None or expire_all_due(ctx, key, h, ctx.now_ms()) or count == 0:
+    if h is None or _expire_all_due(ctx, key, h) or count == 0:
         return []
     if count < 0 or count == 1:
         fields = h.random_fields(-count if count < 0 else 1)

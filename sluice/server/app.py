@@ -25,7 +25,7 @@ from sluice.commands import load_table
 from sluice.commands.admin import monitor_line, redacted
 from sluice.commands.context import Command, Reply, SlowlogEntry
 from sluice.commands.errors import CommandError
-from sluice.commands.hash_common import log_field_deletion
+from sluice.commands.hash_common import count_field_expiry
 from sluice.commands.spec import F
 from sluice.protocol import ErrorReply, ProtocolError
 from sluice.storage.hashes import active_expire_fields
@@ -386,7 +386,9 @@ class Server:
         now = self.keyspace.clock.now_ms()
         for key, fields, _deleted in active_expire_fields(db, now, quota):
             for field in fields:
-                log_field_deletion(self, db, key, field, active=True)
+                count_field_expiry(self, active=True)
+                if self.aof is not None:  # one HDEL at a time, as Redis propagates these
+                    self.aof.feed(db.id, [[b"HDEL", key, field]])
             self.key_modified(db, key, changes=0)
 
     def flush_db(self, db: Database) -> int:

@@ -30,9 +30,9 @@ The database keeps a heap of ``(soonest field deadline, key)`` for hashes with f
 active cycle over it with a field quota per call (``activeSubexpires``).
 
 HSCAN and HRANDFIELD over a hashtable need positions that survive writes, which a dict does
-not give: ``FieldOrder`` (built the first time either runs on the hash) is an append-only
-list of fields, stale entries skipped and compacted away, with a cursor remap across one
-compaction. See its docstring.
+not give: ``FieldOrder`` (built the first time either runs on the hash) is a table of slots
+whose fields never move, holes refilled by new fields, compacted when holes abound, with a
+cursor remap across one compaction. See its docstring.
 
 Storage imports nothing of Sluice's outside ``storage``; no replies are built here. Callers
 (``commands/hashes.py``) delete a key whose hash became empty: a key never holds an empty
@@ -46,7 +46,6 @@ import random
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from .keyspace import Database, register_type
 
@@ -69,46 +68,71 @@ COND_NX, COND_XX, COND_GT, COND_LT = 1, 2, 4, 8
 class FieldOrder:
     """Stable positions over a hashtable's fields, for HSCAN cursors and HRANDFIELD picks.
 
-    ``fields`` lists every field in the order it was added; a deleted field stays until the
-    next compaction (readers skip fields no longer in the hash), and a field deleted and
-    added again is listed twice (an HSCAN may return it twice, which SCAN allows). So a
-    cursor (a position in ``fields``) never skips a field that was there all along. When
-    stale entries outnumber live ones the list is rebuilt; the generation number counts
-    rebuilds, and ``survivors`` remembers which old positions the last rebuild kept, so a
-    cursor of the previous generation maps to the first kept entry at or after it. A cursor
-    older than that starts again from the beginning (fields may come twice, none is lost).
-    HRANDFIELD picks random positions and retries stale ones: O(1) expected, because at
-    least half the entries are live.
+    ``fields`` is a table of slots, ``pos`` maps a field to its slot. A deleted field leaves
+    a hole (None) that the next new field fills (``free``), so positions of other fields
+    never move and the table is no longer than the most fields the hash has held at once:
+    like Redis's buckets, it bounds how many calls a whole HSCAN takes even while fields
+    keep coming. A cursor is a position: a field there for the whole HSCAN is returned
+    exactly once; one added meanwhile may or may not be, and one deleted and added again may
+    come twice (SCAN allows both). When holes outnumber fields the table is rebuilt; the
+    generation number counts rebuilds, and ``survivors`` remembers the old positions the
+    last rebuild kept, so a cursor of the previous generation maps to the first kept field
+    at or after it. A cursor older than that starts again from the beginning (fields may
+    come twice, none is lost).
+
+    HRANDFIELD picks random slots and retries holes: O(1) expected, at least half the slots
+    hold a field. The structure costs a dict entry and a slot per field, so a hash only gets
+    one when HSCAN or HRANDFIELD first runs on it as a hashtable.
     """
 
-    __slots__ = ("fields", "gen", "survivors")
+    __slots__ = ("fields", "pos", "free", "gen", "survivors")
 
     GEN_BITS = 16  # a cursor is ``position << GEN_BITS | generation``
+    _GEN_MASK = (1 << GEN_BITS) - 1
 
     def __init__(self, fields: Iterable[bytes]) -> None:
-        self.fields: list[bytes] = list(fields)
+        self.fields: list[bytes | None] = list(fields)
+        self.pos: dict[bytes, int] = {f: i for i, f in enumerate(self.fields) if f is not None}
+        self.free: list[int] = []  # the holes, refilled last-made first
         self.gen = 0
         self.survivors: array[int] | None = None  # old positions the last rebuild kept
 
-    def compact(self, live: dict[bytes, Any]) -> None:
+    def added(self, field: bytes) -> None:
+        if self.free:
+            i = self.free.pop()
+            self.fields[i] = field
+        else:
+            i = len(self.fields)
+            self.fields.append(field)
+        self.pos[field] = i
+
+    def removed(self, field: bytes) -> None:
+        i = self.pos.pop(field, None)
+        if i is not None:
+            self.fields[i] = None
+            self.free.append(i)
+            if len(self.free) > len(self.pos) + 16:
+                self.compact()
+
+    def compact(self) -> None:
         kept = array("q")
-        fields: list[bytes] = []
-        seen: set[bytes] = set()
-        for pos, f in enumerate(self.fields):
-            if f in live and f not in seen:
-                seen.add(f)
-                kept.append(pos)
+        fields: list[bytes | None] = []
+        for i, f in enumerate(self.fields):
+            if f is not None:
+                kept.append(i)
                 fields.append(f)
         self.fields = fields
+        self.pos = {f: i for i, f in enumerate(fields) if f is not None}
+        self.free = []
         self.survivors = kept
-        self.gen = (self.gen + 1) & ((1 << self.GEN_BITS) - 1)
+        self.gen = (self.gen + 1) & self._GEN_MASK
 
     def position(self, cursor: int) -> int:
-        """Where a cursor resumes in the current list."""
-        pos, gen = cursor >> self.GEN_BITS, cursor & ((1 << self.GEN_BITS) - 1)
+        """Where a cursor resumes in the current table."""
+        pos, gen = cursor >> self.GEN_BITS, cursor & self._GEN_MASK
         if gen == self.gen:
             return pos
-        if self.survivors is not None and gen == (self.gen - 1) & ((1 << self.GEN_BITS) - 1):
+        if self.survivors is not None and gen == (self.gen - 1) & self._GEN_MASK:
             return bisect_left(self.survivors, pos)
         return 0
 
@@ -231,11 +255,8 @@ class Hash:
         d[field] = value
         if enc != HASHTABLE and len(d) > max_entries:
             self.enc = HASHTABLE
-        order = self.order
-        if order is not None:  # a new field gets the next HSCAN position
-            order.fields.append(field)
-            if len(order.fields) > 2 * len(d) + 16:
-                order.compact(d)
+        if self.order is not None:  # a new field gets the next HSCAN position
+            self.order.added(field)
         return True
 
     def delete(self, field: bytes) -> bool:
@@ -245,6 +266,8 @@ class Hash:
         ttl = self.ttl
         if ttl:
             ttl.pop(field, None)
+        if self.order is not None:
+            self.order.removed(field)
         return True
 
     def is_expired(self, field: bytes, now: int) -> bool:
@@ -406,6 +429,8 @@ class Hash:
             if ttl.get(field) == when:
                 del ttl[field]
                 del d[field]
+                if self.order is not None:
+                    self.order.removed(field)
                 out.append(field)
         return out
 
@@ -415,8 +440,6 @@ class Hash:
         order = self.order
         if order is None:
             order = self.order = FieldOrder(self.d)
-        elif len(order.fields) > 2 * len(self.d) + 16:
-            order.compact(self.d)
         return order
 
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
@@ -424,7 +447,7 @@ class Hash:
         (0 at the end). Visits at most ten times ``count`` positions, as Redis bounds its
         buckets."""
         order = self.field_order()
-        fields, d = order.fields, self.d
+        fields = order.fields
         pos = order.position(cursor)
         out: list[bytes] = []
         end = len(fields)
@@ -433,7 +456,7 @@ class Hash:
             f = fields[pos]
             pos += 1
             budget -= 1
-            if f in d:
+            if f is not None:
                 out.append(f)
         return (0 if pos >= end else order.cursor(pos)), out
 
@@ -441,16 +464,14 @@ class Hash:
         """``count`` fields picked at random with repetition (HRANDFIELD with a negative
         count). O(count) expected on a hashtable."""
         if self.enc != HASHTABLE:
-            fields = list(self.d)
-            return random.choices(fields, k=count)
-        order = self.field_order()
-        fields, d = order.fields, self.d
+            return random.choices(list(self.d), k=count)
+        slots = self.field_order().fields
         out: list[bytes] = []
-        n = len(fields)
+        n = len(slots)
         rnd = random.randrange
         while len(out) < count:
-            f = fields[rnd(n)]
-            if f in d:
+            f = slots[rnd(n)]
+            if f is not None:
                 out.append(f)
         return out
 
@@ -471,14 +492,13 @@ class Hash:
                 fields[i] = fields[size]
             del fields[size:]
             return fields
-        order = self.field_order()
-        pool, d = order.fields, self.d
+        pool = self.field_order().fields
         seen: dict[bytes, None] = {}
         n = len(pool)
         rnd = random.randrange
         while len(seen) < count:
             f = pool[rnd(n)]
-            if f in d:
+            if f is not None:
                 seen[f] = None
         return list(seen)
 

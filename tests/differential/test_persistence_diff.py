@@ -243,7 +243,6 @@ def test_stream_idmp_state_survives_dump_restore_both_ways(sluice: ThreadedServe
 
 
 @pytest.mark.parametrize("make, what", [
-    (("HSET", "k", "f", "v"), r"type 16 \(hash\)"),
     (("SADD", "k", "m"), r"type 20 \(set\)"),
     (("ZADD", "k", "1", "m"), r"type 17 \(zset\)"),
     (("VADD", "k", "VALUES", "2", "1", "2", "el"), r"type 7 \(module type 'vectorset'\)"),
