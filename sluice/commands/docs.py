@@ -46,6 +46,7 @@ _INTEGER_NAMES = frozenset((
     "numreplicas", "limit", "len", "num-matches", "rank", "cursor", "port", "destination-db",
     "start", "stop", "end", "increment", "decrement", "replicationid", "maxlen", "numerator",
     "entries-read", "entries-added", "min-idle-time", "ms", "unix-time-milliseconds",
+    "unix-time-seconds", "numfields",
     "retrycount", "maxage", "id-or-count", "bit", "value-bit", "numsamples", "position",
 ))
 _DOUBLE_NAMES = frozenset(("score", "longitude", "latitude", "radius", "width", "height",
