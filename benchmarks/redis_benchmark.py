@@ -7,7 +7,7 @@ client and the kernel, so compare those by server CPU microseconds per request; 
 pipelined runs by requests/s.
 
     python benchmarks/redis_benchmark.py [--requests N] [--clients C] [--loops asyncio,uvloop]
-        [--tests ping,set,get] [--stream] [--pipelines 1,16] [--json FILE]
+        [--tests ping,set,get] [--stream] [--hash] [--pipelines 1,16] [--json FILE]
 
 Not part of the test suite: numbers go to docs/performance.md. ``--json`` writes the results
 (and the machine's load) for ``benchmarks/plot.py``, which draws the ratio bars there.
@@ -37,6 +37,11 @@ STREAM_TESTS = {
     "XADD": ["XADD", "s", "*", "sensor-id", "1234", "temperature", "19.8", "ts", "1700000000000"],
     "XRANGE": ["XRANGE", "s", "-", "+", "COUNT", "10"],
     "XLEN": ["XLEN", "s"],
+}
+# One hash of up to 100,000 fields (a hashtable), written and read at random fields.
+HASH_TESTS = {
+    "HSET": ["-r", "100000", "HSET", "h", "field:__rand_int__", "value:__rand_int__"],
+    "HGET": ["-r", "100000", "HGET", "h", "field:__rand_int__"],
 }
 
 
@@ -77,6 +82,8 @@ def main() -> int:
     ap.add_argument("--loops", default="uvloop,asyncio")
     ap.add_argument("--tests", default="ping_inline,ping_mbulk,set,get")
     ap.add_argument("--stream", action="store_true", help="also XADD, XRANGE, XLEN")
+    ap.add_argument("--hash", action="store_true",
+                    help="also HSET and HGET on a hash of up to 100k fields")
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--json", help="write the results to this file (for benchmarks/plot.py)")
     args = ap.parse_args()
@@ -90,14 +97,16 @@ def main() -> int:
     tests: list[tuple[str, list[str] | None]] = [(t, None) for t in args.tests.split(",") if t]
     if args.stream:
         tests += [(name, argv) for name, argv in STREAM_TESTS.items()]
+    if args.hash:
+        tests += [(name, argv) for name, argv in HASH_TESTS.items()]
     results: list[Result] = []
     load_before = os.getloadavg()[0]
     try:
         for test, custom in tests:
             for p in (int(x) for x in args.pipelines.split(",")):
                 for label, s in servers:
-                    if custom and test != "XADD":  # read tests need some entries first
-                        s.client().execute_command(*STREAM_TESTS["XADD"])
+                    if custom and test in STREAM_TESTS and test != "XADD":
+                        s.client().execute_command(*STREAM_TESTS["XADD"])  # some entries first
                     results.append(run_one(s, label, test, custom, args.requests, args.clients, p))
                     time.sleep(0.2)
     finally:

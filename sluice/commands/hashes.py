@@ -92,13 +92,16 @@ def _set_pairs(ctx: Any, argv: list[bytes]) -> int:
     if h.enc != HASHTABLE:
         h.try_conversion(argv, 2, max_entries, max_value)
     created = 0
-    if h.enc == HASHTABLE and h.ttl is None and h.order is None:  # the hot path
+    if h.ttl is None and h.order is None and h.enc != LISTPACK_EX:  # the hot path
+        # try_conversion has checked every string's length: only the count can convert
         d = h.d
         for i in range(2, n, 2):
             field = argv[i]
             if field not in d:
                 created += 1
             d[field] = argv[i + 1]
+        if len(d) > max_entries and h.enc != HASHTABLE:
+            h.convert_to_hashtable()
     else:
         put = h.set
         for i in range(2, n, 2):

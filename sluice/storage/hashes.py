@@ -47,7 +47,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
-from .keyspace import Database, register_type
+from .keyspace import Database, register_subexpiring, register_type
 
 LISTPACK, LISTPACK_EX, HASHTABLE = 0, 1, 2
 _ENCODING_NAMES = (b"listpack", b"listpackex", b"hashtable")
@@ -181,15 +181,10 @@ class Hash:
         """Before adding the field/value pairs ``argv[start:]``: become a hashtable if there
         are more pairs than ``max_entries`` (duplicates counted, as Redis guesses) or any of
         the strings is longer than ``max_value`` (``hashTypeTryConversion``)."""
-        if self.enc == HASHTABLE:
+        if self.enc == HASHTABLE or len(argv) <= start:
             return
-        if (len(argv) - start) // 2 > max_entries:
+        if (len(argv) - start) // 2 > max_entries or max(map(len, argv[start:])) > max_value:
             self.convert_to_hashtable()
-            return
-        for i in range(start, len(argv)):
-            if len(argv[i]) > max_value:
-                self.convert_to_hashtable()
-                return
 
     def convert_to_hashtable(self) -> None:
         self.enc = HASHTABLE
@@ -504,6 +499,7 @@ class Hash:
 
 
 register_type(Hash, b"hash")
+register_subexpiring(Hash)
 
 
 def new_hash_in(db: Database, key: bytes) -> Hash:

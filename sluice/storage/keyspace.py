@@ -3,9 +3,9 @@
 A ``Database`` is a dict ``key -> value`` plus ``expires: key -> unix ms``. Value types are
 plain Python objects: ``bytes`` (string), ``ListValue`` (list), ``Stream`` (stream), ``Hash``
 (hash); ``TYPE`` names come from ``type_name``. ``subexpires`` is a heap of hashes with field
-TTLs by their soonest deadline (Redis's ``db->subexpires``): values with a ``min_expire``
-method are registered when they are stored, and ``storage/hashes.py`` runs their active
-expiry.
+TTLs by their soonest deadline (Redis's ``db->subexpires``): values of a class declared with
+``register_subexpiring`` are registered when they are stored, and ``storage/hashes.py`` runs
+their active expiry.
 
 Expiry is lazy (every lookup checks the deadline, as Redis's ``expireIfNeeded``) and active:
 ``active_expire`` pops due keys from a min-heap of deadlines, with a bound on the work per
@@ -82,6 +82,15 @@ def register_type(cls: type, name: bytes) -> None:
 
 def type_name(value: object) -> bytes:
     return _TYPE_NAMES.get(type(value), b"none")
+
+
+# Value classes with parts that expire on their own (``min_expire() -> ms | None``).
+_SUBEXPIRING: set[type] = set()
+
+
+def register_subexpiring(cls: type) -> None:
+    """Declare a value class whose parts expire (hashes: field TTLs)."""
+    _SUBEXPIRING.add(cls)
 
 
 ExpireHook = Callable[["Database", bytes], None]
@@ -192,9 +201,8 @@ class Database:
     def _track_subexpires(self, key: bytes, value: Any) -> None:
         """A value stored under ``key`` with expiring parts (a hash with field TTLs: its
         ``min_expire``) is registered for the active cycle (RENAME, MOVE, COPY, loads ...)."""
-        soonest = getattr(value, "min_expire", None)
-        if soonest is not None:
-            when = soonest()
+        if type(value) in _SUBEXPIRING:
+            when = value.min_expire()
             if when is not None:
                 self.track_subexpire(key, when)
 
@@ -204,8 +212,8 @@ class Database:
         if len(self.subexpires) > 2 * len(self.data) + 1024:  # stale entries: one per key
             fresh = []
             for k in {k for _, k in self.subexpires}:
-                soonest = getattr(self.data.get(k), "min_expire", None)
-                w = soonest() if soonest is not None else None
+                value = self.data.get(k)
+                w = value.min_expire() if type(value) in _SUBEXPIRING else None
                 if w is not None:
                     fresh.append((w, k))
             heapq.heapify(fresh)
