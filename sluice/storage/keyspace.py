@@ -212,7 +212,7 @@ class Database:
         if len(self.subexpires) > 2 * len(self.data) + 1024:  # stale entries: one per key
             fresh = []
             for k in {k for _, k in self.subexpires}:
-                value = self.data.get(k)
+                value: Any = self.data.get(k)
                 w = value.min_expire() if type(value) in _SUBEXPIRING else None
                 if w is not None:
                     fresh.append((w, k))
