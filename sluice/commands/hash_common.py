@@ -129,6 +129,8 @@ def get_value(ctx: Any, key: bytes, h: Hash, field: bytes, now: int, effects: Ef
     when = ttl.get(field)
     if when is None or when >= now:
         return OK, value
+    if ctx.server.pause.mode:  # CLIENT PAUSE: expired, but nothing is deleted meanwhile
+        return EXPIRED, None
     h.delete(field)
     count_field_expiry(ctx.server)
     effects.field_gone(field)
@@ -145,7 +147,7 @@ def expire_all_due(ctx: Any, key: bytes, h: Hash, now: int, effects: Effects) ->
     """``hashTypeExpireIfNeeded`` (HRANDFIELD): when some field's TTL is before now, delete
     every field whose TTL is at or before now. True if that deleted the key."""
     soonest = h.min_expire()
-    if soonest is None or soonest >= now:
+    if soonest is None or soonest >= now or ctx.server.pause.mode:
         return False
     fields = h.expire_fields(now, len(h.d))
     for field in fields:

@@ -209,3 +209,21 @@ def test_debug_reload_keeps_fields_deadlines_and_encodings(make_server) -> None:
     clock.advance(3001)
     assert r.hget("lpex", "b") is None and r.hlen("lpex") == 2
     r.close()
+
+
+def test_client_pause_keeps_expired_fields_until_it_ends(timed) -> None:  # type: ignore[no-untyped-def]
+    """While writes are paused, a read finds an expired field gone but deletes nothing (as
+    Redis's PAUSE_ACTION_EXPIRE); the first read after the pause deletes it."""
+    r, clock, _ = timed
+    r.hset("h", mapping={"a": 1, "b": 2})
+    r.hpexpire("h", 10, "a")
+    clock.advance(11)
+    r.execute_command("CLIENT", "PAUSE", 100_000, "WRITE")
+    try:
+        assert r.hget("h", "a") is None
+        assert r.hlen("h") == 2
+        assert r.info("stats")["expired_subkeys"] == 0
+    finally:
+        r.execute_command("CLIENT", "UNPAUSE")
+    assert r.hget("h", "a") is None
+    assert r.hlen("h") == 1
