@@ -2,7 +2,7 @@
 an AOF rewritten in RDB and in command form. Hypothesis drives the sequences.
 
 The state compared is what a client can observe: every key's type, value and expiry time;
-for streams the entries, the stream counters (length, last ID, first ID, max deleted ID,
+for hashes the fields and their deadlines; for streams the entries, the stream counters (length, last ID, first ID, max deleted ID,
 entries added), the groups (last-delivered ID, entries-read), every pending entry (owner,
 delivery time, count) and the consumers. Commands run on a virtual clock; when the data is
 loaded again the clock has moved on, so anything logged with a relative time or a generated
@@ -29,11 +29,13 @@ pytestmark = pytest.mark.timeout(300)
 
 T0 = 1_700_000_000_000
 values = st.sampled_from(["", "x", "12", "-3", "hello world", "v" * 30])
-key = st.sampled_from(["a", "b", "l", "m", "s", "t"])  # any type (DEL, EXPIRE, RENAME ...)
+key = st.sampled_from(["a", "b", "l", "m", "s", "t", "h"])  # any type (DEL, RENAME ...)
 skey = st.sampled_from(["a", "b"])  # mostly strings
 lkey = st.sampled_from(["l", "m"])  # mostly lists
 xkey = st.sampled_from(["s", "t"])  # mostly streams
 count = st.integers(min_value=1, max_value=4)
+hkey = st.sampled_from(["h", "a"])  # mostly hashes
+hfield = st.sampled_from(["f", "g", "x" * 70, "7"])  # a long one makes a hashtable
 
 OPS = st.one_of(
     st.tuples(st.just("SET"), skey, values),
@@ -92,6 +94,21 @@ OPS = st.one_of(
     st.tuples(st.just("SELECT"), st.sampled_from(["0", "1"])),
     st.tuples(st.just("MULTI"),),
     st.tuples(st.just("EXEC"),),
+    # hashes, field deadlines included (relative ones must be logged as absolute)
+    st.tuples(st.just("HSET"), hkey, hfield, values, hfield, values),
+    st.tuples(st.just("HDEL"), hkey, hfield),
+    st.tuples(st.just("HINCRBY"), hkey, hfield, st.integers(-5, 5)),
+    st.tuples(st.just("HINCRBYFLOAT"), hkey, hfield, st.sampled_from(["1.5", "-0.25"])),
+    st.tuples(st.just("HEXPIRE"), hkey, st.integers(100, 10**5), st.just("FIELDS"), st.just("1"),
+              hfield),
+    st.tuples(st.just("HPEXPIREAT"), hkey, st.integers(T0 + 20_000, T0 + 10**7),
+              st.just("FIELDS"), st.just("2"), hfield, hfield),
+    st.tuples(st.just("HPERSIST"), hkey, st.just("FIELDS"), st.just("1"), hfield),
+    st.tuples(st.just("HGETEX"), hkey, st.just("EX"), st.integers(100, 10**5), st.just("FIELDS"),
+              st.just("1"), hfield),
+    st.tuples(st.just("HGETDEL"), hkey, st.just("FIELDS"), st.just("1"), hfield),
+    st.tuples(st.just("HSETEX"), hkey, st.sampled_from(["KEEPTTL", "FNX", "FXX"]), st.just("PX"),
+              st.integers(20_000, 10**6), st.just("FIELDS"), st.just("1"), hfield, values),
 )
 
 
@@ -106,6 +123,10 @@ def _state(port: int) -> dict[str, Any]:
                 entry["value"] = r.get(k)
             elif kind == b"list":
                 entry["value"] = r.lrange(k, 0, -1)
+            elif kind == b"hash":
+                entry["value"] = r.hgetall(k)
+                fields = sorted(entry["value"])
+                entry["deadlines"] = r.hpexpiretime(k, *fields)
             elif kind == b"stream":
                 info = r.execute_command("XINFO", "STREAM", k, "FULL")
                 entry["entries"] = r.xrange(k)
