@@ -102,6 +102,10 @@ class Settings(Protocol):
     @property
     def list_max_listpack_size(self) -> int: ...  # list node fill (negative: a size class)
     @property
+    def hash_max_listpack_entries(self) -> int: ...  # a listpack hash's most fields
+    @property
+    def hash_max_listpack_value(self) -> int: ...  # a listpack hash's longest field or value
+    @property
     def proto_max_bulk_len(self) -> int: ...  # the longest string a command may build
     @property
     def rdbcompression(self) -> bool: ...  # LZF-compress DUMP payloads
@@ -326,6 +330,7 @@ class ServerFacade(Protocol[C]):
     def close_client(self, client: C) -> None: ...  # close another connection now
     def auth_required(self) -> bool: ...  # the default user needs a password
     def pause_clients(self, timeout_ms: int, write_only: bool) -> None: ...  # CLIENT PAUSE
+    def expiry_paused(self) -> bool: ...  # CLIENT PAUSE holds deletions of expired data
     def unpause_clients(self) -> None: ...  # CLIENT UNPAUSE
     def request_shutdown(self) -> None: ...  # stop the server after this iteration
     def reset_stats(self) -> None: ...  # CONFIG RESETSTAT

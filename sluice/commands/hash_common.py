@@ -31,13 +31,14 @@ A key never holds an empty hash: the command that removes the last field deletes
 
 from __future__ import annotations
 
-from typing import Any
+from collections import Counter
 
 from sluice.storage.hashes import Hash
 from sluice.storage.keyspace import Database, WrongTypeError
 
 from . import errors as E
 from .args import parse_int
+from .context import Context
 from .errors import CommandError
 
 # hashTypeGetValue results
@@ -49,15 +50,15 @@ LONG_MAX = (1 << 63) - 1
 INT_MAX = (1 << 31) - 1
 
 
-def get_hash(ctx: Any, key: bytes) -> Hash | None:
+def get_hash(ctx: Context, key: bytes) -> Hash | None:
     """The hash at ``key`` or None; WRONGTYPE for another type."""
     value = ctx.db.get(key)
     if value is None or type(value) is Hash:
-        return value  # type: ignore[no-any-return]
+        return value
     raise WrongTypeError()
 
 
-def get_or_create(ctx: Any, key: bytes) -> Hash:
+def get_or_create(ctx: Context, key: bytes) -> Hash:
     """``hashTypeLookupWriteOrCreate``: the hash at ``key``, an empty one stored if none."""
     db = ctx.db
     value = db.get(key)
@@ -66,15 +67,15 @@ def get_or_create(ctx: Any, key: bytes) -> Hash:
         db.add(key, value)
     elif type(value) is not Hash:
         raise WrongTypeError()
-    return value  # type: ignore[no-any-return]
+    return value
 
 
-def limits(ctx: Any) -> tuple[int, int]:
+def limits(ctx: Context) -> tuple[int, int]:
     cfg = ctx.server.config
     return cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value
 
 
-def written(ctx: Any, key: bytes, event: bytes, changes: int = 1, db: Database | None = None
+def written(ctx: Context, key: bytes, event: bytes, changes: int = 1, db: Database | None = None
             ) -> None:
     """A write to the hash at ``key`` (Redis's ``keyModified`` + ``server.dirty +=`` +
     ``notifyKeyspaceEvent(NOTIFY_HASH, event)``): WATCH, blocked clients, the dirty counter.
@@ -83,9 +84,8 @@ def written(ctx: Any, key: bytes, event: bytes, changes: int = 1, db: Database |
     ctx.modified(key, db, changes=changes)
 
 
-def count_field_expiry(server: Any, active: bool = False) -> None:
+def count_field_expiry(stats: Counter[str], active: bool = False) -> None:
     """A field deleted because its deadline passed (INFO ``expired_subkeys``)."""
-    stats = server.stats
     stats["expired_subkeys"] += 1
     if active:
         stats["expired_subkeys_active"] += 1
@@ -103,7 +103,7 @@ class Effects:
     def field_gone(self, field: bytes) -> None:
         self.ops.append([b"HDEL", self.key, field])
 
-    def log(self, ctx: Any, *own: list[bytes]) -> None:
+    def log(self, ctx: Context, *own: list[bytes]) -> None:
         """Hand everything to the AOF (``own``: the command's own operations, if any)."""
         ctx.rewrite_argv()  # logged here: dispatch adds nothing
         ops = self.ops + list(own)
@@ -115,7 +115,7 @@ class Effects:
         server.aof.feed(ctx.db.id, ops)
 
 
-def get_value(ctx: Any, key: bytes, h: Hash, field: bytes, now: int, effects: Effects,
+def get_value(ctx: Context, key: bytes, h: Hash, field: bytes, now: int, effects: Effects,
               flags: int = 0) -> tuple[int, bytes | None]:
     """``hashTypeGetValue``: ``(OK, value)``, ``(NOT_FOUND, None)``, or, for a field whose
     TTL is before ``now``, the field deleted (noted in ``effects``) and ``(EXPIRED, None)``
@@ -129,10 +129,10 @@ def get_value(ctx: Any, key: bytes, h: Hash, field: bytes, now: int, effects: Ef
     when = ttl.get(field)
     if when is None or when >= now:
         return OK, value
-    if ctx.server.pause.mode:  # CLIENT PAUSE: expired, but nothing is deleted meanwhile
+    if ctx.server.expiry_paused():  # CLIENT PAUSE: expired, but nothing is deleted meanwhile
         return EXPIRED, None
     h.delete(field)
-    count_field_expiry(ctx.server)
+    count_field_expiry(ctx.server.stats)
     effects.field_gone(field)
     res = EXPIRED
     if not h.d and not flags & AVOID_HASH_DEL:
@@ -143,15 +143,15 @@ def get_value(ctx: Any, key: bytes, h: Hash, field: bytes, now: int, effects: Ef
     return res, None
 
 
-def expire_all_due(ctx: Any, key: bytes, h: Hash, now: int, effects: Effects) -> bool:
+def expire_all_due(ctx: Context, key: bytes, h: Hash, now: int, effects: Effects) -> bool:
     """``hashTypeExpireIfNeeded`` (HRANDFIELD): when some field's TTL is before now, delete
     every field whose TTL is at or before now. True if that deleted the key."""
     soonest = h.min_expire()
-    if soonest is None or soonest >= now or ctx.server.pause.mode:
+    if soonest is None or soonest >= now or ctx.server.expiry_paused():
         return False
     fields = h.expire_fields(now, len(h.d))
     for field in fields:
-        count_field_expiry(ctx.server)
+        count_field_expiry(ctx.server.stats)
         effects.field_gone(field)
     deleted = not h.d
     if deleted:
@@ -161,7 +161,7 @@ def expire_all_due(ctx: Any, key: bytes, h: Hash, now: int, effects: Effects) ->
     return deleted
 
 
-def delete_if_empty(ctx: Any, key: bytes, h: Hash) -> bool:
+def delete_if_empty(ctx: Context, key: bytes, h: Hash) -> bool:
     if h.d:
         return False
     ctx.db.delete(key)

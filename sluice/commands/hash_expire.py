@@ -23,7 +23,7 @@ counts one per command however many fields it persisted, as Redis does.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from sluice.storage.hashes import (
     COND_GT,
@@ -40,6 +40,7 @@ from sluice.storage.keyspace import WrongTypeError
 
 from . import errors as E
 from .args import Args, parse_int
+from .context import Command, Context, Reply, command_name
 from .errors import CommandError, wrong_arity
 from .hash_common import (
     AVOID_HASH_DEL,
@@ -60,15 +61,16 @@ from .hash_common import (
 )
 from .spec import ACCESS, DELETE, DENYOOM, FAST, READONLY, RO, RW, UPDATE, WRITE, A, cmd, key_at
 
+Handler = Callable[[Context, Args], Reply]
 _CONDITIONS = {b"NX": COND_NX, b"XX": COND_XX, b"GT": COND_GT, b"LT": COND_LT}
 
 
-def parse_expire_time(ctx: Any, raw: bytes, seconds: bool, basetime: int) -> int:
+def parse_expire_time(ctx: Context, raw: bytes, seconds: bool, basetime: int) -> int:
     """``parseExpireTime``: a deadline in unix ms, checked against Redis's bounds."""
     val = parse_int(raw)
     if val < 0:
         raise CommandError(E.HFE_NEGATIVE_TIME)
-    invalid = E.INVALID_EXPIRE % ctx.cmd.name
+    invalid = E.INVALID_EXPIRE % command_name(ctx)
     if seconds:
         if val > HFE_MAX_ABS_TIME_MSEC // 1000:
             raise CommandError(invalid)
@@ -82,16 +84,16 @@ def _unknown_argument(arg: bytes) -> CommandError:
     return CommandError(E.HFE_UNKNOWN_ARGUMENT % arg.replace(b"\r", b" ").replace(b"\n", b" "))
 
 
-def _deleted_by_deadline(ctx: Any, effects: Effects, field: bytes) -> None:
+def _deleted_by_deadline(ctx: Context, effects: Effects, field: bytes) -> None:
     """A deadline at or before now deleted ``field``: logged as HDEL, counted as expired."""
-    count_field_expiry(ctx.server)
+    count_field_expiry(ctx.server.stats)
     effects.field_gone(field)
 
 
 # -- HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT ---------------------------------------------------
 
 
-def _hexpire(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
+def _hexpire(ctx: Context, args: Args, relative: bool, seconds: bool) -> Reply:
     argv = args.argv
     key = argv[1]
     h = get_hash(ctx, key)
@@ -164,26 +166,26 @@ def _hexpire(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
     return replies
 
 
-def hexpire(ctx: Any, args: Args) -> Any:
+def hexpire(ctx: Context, args: Args) -> Reply:
     return _hexpire(ctx, args, True, True)
 
 
-def hpexpire(ctx: Any, args: Args) -> Any:
+def hpexpire(ctx: Context, args: Args) -> Reply:
     return _hexpire(ctx, args, True, False)
 
 
-def hexpireat(ctx: Any, args: Args) -> Any:
+def hexpireat(ctx: Context, args: Args) -> Reply:
     return _hexpire(ctx, args, False, True)
 
 
-def hpexpireat(ctx: Any, args: Args) -> Any:
+def hpexpireat(ctx: Context, args: Args) -> Reply:
     return _hexpire(ctx, args, False, False)
 
 
 # -- HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME, HPERSIST -------------------------------------------
 
 
-def _httl(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
+def _httl(ctx: Context, args: Args, relative: bool, seconds: bool) -> Reply:
     argv = args.argv
     h = get_hash(ctx, argv[1])
     fields = parse_fields_block(argv)
@@ -205,23 +207,23 @@ def _httl(ctx: Any, args: Args, relative: bool, seconds: bool) -> Any:
     return out
 
 
-def httl(ctx: Any, args: Args) -> Any:
+def httl(ctx: Context, args: Args) -> Reply:
     return _httl(ctx, args, True, True)
 
 
-def hpttl(ctx: Any, args: Args) -> Any:
+def hpttl(ctx: Context, args: Args) -> Reply:
     return _httl(ctx, args, True, False)
 
 
-def hexpiretime(ctx: Any, args: Args) -> Any:
+def hexpiretime(ctx: Context, args: Args) -> Reply:
     return _httl(ctx, args, False, True)
 
 
-def hpexpiretime(ctx: Any, args: Args) -> Any:
+def hpexpiretime(ctx: Context, args: Args) -> Reply:
     return _httl(ctx, args, False, False)
 
 
-def hpersist(ctx: Any, args: Args) -> Any:
+def hpersist(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     h = get_hash(ctx, key)
@@ -238,7 +240,7 @@ def hpersist(ctx: Any, args: Args) -> Any:
 # -- HGETDEL -------------------------------------------------------------------------------------
 
 
-def hgetdel(ctx: Any, args: Args) -> Any:
+def hgetdel(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     h = get_hash(ctx, key)
@@ -289,7 +291,7 @@ class _ExArgs:
         self.count = -1
 
 
-def _parse_ex_args(ctx: Any, argv: list[bytes], setex: bool, now: int) -> _ExArgs:
+def _parse_ex_args(ctx: Context, argv: list[bytes], setex: bool, now: int) -> _ExArgs:
     p = _ExArgs()
     per_field = 2 if setex else 1
     one_expiration = E.HSETEX_ONE_EXPIRATION if setex else E.HGETEX_ONE_EXPIRATION
@@ -301,7 +303,7 @@ def _parse_ex_args(ctx: Any, argv: list[bytes], setex: bool, now: int) -> _ExArg
             if p.first != -1:
                 raise CommandError(E.HFE_FIELDS_TWICE)
             if i + 1 >= n:
-                raise wrong_arity(ctx.cmd.name)
+                raise wrong_arity(command_name(ctx))
             count = parse_int(argv[i + 1], E.HFE_INVALID_NUMFIELDS)
             if not 1 <= count <= INT_MAX:
                 raise CommandError(E.HFE_INVALID_NUMFIELDS)
@@ -343,7 +345,7 @@ def _parse_ex_args(ctx: Any, argv: list[bytes], setex: bool, now: int) -> _ExArg
     return p
 
 
-def hgetex(ctx: Any, args: Args) -> Any:
+def hgetex(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     h = get_hash(ctx, key)
@@ -386,7 +388,7 @@ def hgetex(ctx: Any, args: Args) -> Any:
     return out
 
 
-def hsetex(ctx: Any, args: Args) -> Any:
+def hsetex(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     now = ctx.now_ms()
@@ -459,20 +461,21 @@ _COND = "[NX | XX | GT | LT]"
 _FIELDS = "FIELDS numfields field [field ...]"
 
 
-def _expire_row(name: str, unit: str, summary: str, handler: Any) -> Any:
+def _expire_row(name: str, unit: str, summary: str, handler: Handler) -> Command:
     return cmd(name, -6, WRITE | FAST, _H, key_at(1, RW | UPDATE), handler, summary,
                since="7.4.0", group="hash", complexity=_ON,
                syntax=f"key {unit} {_COND} {_FIELDS}")
 
 
-def _ttl_row(name: str, summary: str, handler: Any, tips: tuple[str, ...] = ()) -> Any:
+def _ttl_row(name: str, summary: str, handler: Handler, tips: tuple[str, ...] = ()
+             ) -> Command:
     return cmd(name, -5, READONLY | FAST, _H, key_at(1, RO | ACCESS), handler, summary,
                since="7.4.0", group="hash", complexity=_ON, syntax=f"key {_FIELDS}", tips=tips)
 
 
 _NONDET = ("nondeterministic_output",)
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     _expire_row("hexpire", "seconds",
                 "Set expiry for hash field using relative time to expire (seconds)", hexpire),
     _expire_row("hpexpire", "milliseconds",

@@ -27,7 +27,6 @@ Redis's, from Python's generator.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 from sluice.protocol import OK, Map
 from sluice.storage.glob import compile_pattern
@@ -37,6 +36,7 @@ from sluice.storage.strings import LongDouble, parse_long_double, string2ll
 
 from . import errors as E
 from .args import Args, parse_int
+from .context import Command, Context, Reply, command_name
 from .errors import SYNTAX, CommandError, wrong_arity
 from .hash_common import (
     EXPIRED_HASH,
@@ -74,11 +74,11 @@ LLONG_MIN = -(1 << 63)
 # -- writes ----------------------------------------------------------------------------------
 
 
-def _set_pairs(ctx: Any, argv: list[bytes]) -> int:
+def _set_pairs(ctx: Context, argv: list[bytes]) -> int:
     """HSET / HMSET: store ``argv[2:]`` pairs; the number of new fields."""
     n = len(argv)
     if n & 1:
-        raise wrong_arity(ctx.cmd.name)
+        raise wrong_arity(command_name(ctx))
     key = argv[1]
     db = ctx.db
     h = db.get(key)
@@ -110,16 +110,16 @@ def _set_pairs(ctx: Any, argv: list[bytes]) -> int:
     return created
 
 
-def hset(ctx: Any, args: Args) -> Any:
+def hset(ctx: Context, args: Args) -> Reply:
     return _set_pairs(ctx, args.argv)
 
 
-def hmset(ctx: Any, args: Args) -> Any:
+def hmset(ctx: Context, args: Args) -> Reply:
     _set_pairs(ctx, args.argv)
     return OK
 
 
-def hsetnx(ctx: Any, args: Args) -> Any:
+def hsetnx(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key, field = argv[1], argv[2]
     h = get_or_create(ctx, key)
@@ -138,7 +138,7 @@ def hsetnx(ctx: Any, args: Args) -> Any:
     return 1
 
 
-def hdel(ctx: Any, args: Args) -> Any:
+def hdel(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     h = get_hash(ctx, key)
@@ -156,7 +156,7 @@ def hdel(ctx: Any, args: Args) -> Any:
     return deleted
 
 
-def _field_for_update(ctx: Any, key: bytes, field: bytes, effects: Effects
+def _field_for_update(ctx: Context, key: bytes, field: bytes, effects: Effects
                       ) -> tuple[Hash, bytes | None]:
     """HINCRBY*'s lookup: the hash (created if absent) and the field's live value."""
     h = get_or_create(ctx, key)
@@ -166,7 +166,7 @@ def _field_for_update(ctx: Any, key: bytes, field: bytes, effects: Effects
     return h, value
 
 
-def hincrby(ctx: Any, args: Args) -> Any:
+def hincrby(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key, field = argv[1], argv[2]
     incr = parse_int(argv[3])
@@ -190,7 +190,7 @@ def hincrby(ctx: Any, args: Args) -> Any:
     return new
 
 
-def hincrbyfloat(ctx: Any, args: Args) -> Any:
+def hincrbyfloat(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key, field = argv[1], argv[2]
     incr = parse_long_double(argv[3])
@@ -225,7 +225,7 @@ def hincrbyfloat(ctx: Any, args: Args) -> Any:
 # -- reads -----------------------------------------------------------------------------------
 
 
-def hget(ctx: Any, args: Args) -> Any:
+def hget(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     h = ctx.db.get(argv[1])
     if h is None:
@@ -237,7 +237,7 @@ def hget(ctx: Any, args: Args) -> Any:
     return _checked_value(ctx, argv[1], h, argv[2])[1]
 
 
-def _checked_value(ctx: Any, key: bytes, h: Hash, field: bytes) -> tuple[int, bytes | None]:
+def _checked_value(ctx: Context, key: bytes, h: Hash, field: bytes) -> tuple[int, bytes | None]:
     """A read of one field that may expire it (and log that)."""
     effects = Effects(key)
     found = get_value(ctx, key, h, field, ctx.now_ms(), effects)
@@ -246,7 +246,7 @@ def _checked_value(ctx: Any, key: bytes, h: Hash, field: bytes) -> tuple[int, by
     return found
 
 
-def hmget(ctx: Any, args: Args) -> Any:
+def hmget(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     h = get_hash(ctx, key)
@@ -271,7 +271,7 @@ def hmget(ctx: Any, args: Args) -> Any:
     return out
 
 
-def _all(ctx: Any, args: Args, keys: bool, values: bool) -> Any:
+def _all(ctx: Context, args: Args, keys: bool, values: bool) -> Reply:
     h = get_hash(ctx, args.argv[1])
     if h is None:
         return Map() if keys and values else []
@@ -286,24 +286,24 @@ def _all(ctx: Any, args: Args, keys: bool, values: bool) -> Any:
     return [f for f, _ in items] if keys else [v for _, v in items]
 
 
-def hgetall(ctx: Any, args: Args) -> Any:
+def hgetall(ctx: Context, args: Args) -> Reply:
     return _all(ctx, args, True, True)
 
 
-def hkeys(ctx: Any, args: Args) -> Any:
+def hkeys(ctx: Context, args: Args) -> Reply:
     return _all(ctx, args, True, False)
 
 
-def hvals(ctx: Any, args: Args) -> Any:
+def hvals(ctx: Context, args: Args) -> Reply:
     return _all(ctx, args, False, True)
 
 
-def hlen(ctx: Any, args: Args) -> Any:
+def hlen(ctx: Context, args: Args) -> Reply:
     h = get_hash(ctx, args.argv[1])
     return 0 if h is None else len(h.d)  # fields expired but not yet deleted count, as in Redis
 
 
-def hexists(ctx: Any, args: Args) -> Any:
+def hexists(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     h = get_hash(ctx, argv[1])
     if h is None:
@@ -311,7 +311,7 @@ def hexists(ctx: Any, args: Args) -> Any:
     return 1 if _checked_value(ctx, argv[1], h, argv[2])[0] == GET_OK else 0
 
 
-def hstrlen(ctx: Any, args: Args) -> Any:
+def hstrlen(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     h = get_hash(ctx, argv[1])
     if h is None:
@@ -323,7 +323,7 @@ def hstrlen(ctx: Any, args: Args) -> Any:
 # -- HRANDFIELD --------------------------------------------------------------------------------
 
 
-def hrandfield(ctx: Any, args: Args) -> Any:
+def hrandfield(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     if len(argv) >= 3:
@@ -342,7 +342,7 @@ def hrandfield(ctx: Any, args: Args) -> Any:
     return h.random_fields(1)[0]
 
 
-def _expire_all_due(ctx: Any, key: bytes, h: Hash) -> bool:
+def _expire_all_due(ctx: Context, key: bytes, h: Hash) -> bool:
     effects = Effects(key)
     deleted = expire_all_due(ctx, key, h, ctx.now_ms(), effects)
     if effects.ops:
@@ -350,7 +350,7 @@ def _expire_all_due(ctx: Any, key: bytes, h: Hash) -> bool:
     return deleted
 
 
-def _hrandfield_count(ctx: Any, key: bytes, count: int, withvalues: bool) -> Any:
+def _hrandfield_count(ctx: Context, key: bytes, count: int, withvalues: bool) -> Reply:
     """``hrandfieldWithCountCommand``: negative counts may repeat fields; positive ones give
     distinct fields, all of them when the hash is not larger than the count."""
     h = get_hash(ctx, key)
@@ -377,7 +377,7 @@ def _hrandfield_count(ctx: Any, key: bytes, count: int, withvalues: bool) -> Any
 # -- HSCAN -----------------------------------------------------------------------------------
 
 
-def hscan(ctx: Any, args: Args) -> Any:
+def hscan(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     cursor = parse_cursor(argv[2])
@@ -435,7 +435,7 @@ _ON = "O(N) where N is the size of the hash."
 _ONE_KEY_RO = key_at(1, RO)
 _ONE_KEY_RO_ACCESS = key_at(1, RO | ACCESS)
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name           arity  flags                     acl  keys                                handler
     cmd("hset",           -4, WRITE | DENYOOM | FAST,    _H, key_at(1, RW | UPDATE),             hset,
         "Creates or modifies the value of a field in a hash.", since="2.0.0", group="hash",

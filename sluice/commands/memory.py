@@ -22,6 +22,7 @@ from sluice.protocol import SimpleString
 from sluice.storage.hashes import Hash
 
 from .args import Args
+from .context import Command, Context, Reply
 from .errors import SYNTAX, CommandError
 from .spec import LOADING, READONLY, RO, STALE, A, cmd, key_at
 
@@ -68,7 +69,7 @@ def value_size(value: Any, samples: int) -> int:
         return sys.getsizeof(value)
 
 
-def memory_usage(ctx: Any, args: Args) -> Any:
+def memory_usage(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     samples = 5
     while args:
@@ -84,11 +85,11 @@ def memory_usage(ctx: Any, args: Args) -> Any:
     return _KEY_OVERHEAD + sys.getsizeof(key) + value_size(value, samples)
 
 
-def memory_help(ctx: Any, args: Args) -> Any:
+def memory_help(ctx: Context, args: Args) -> Reply:
     return _HELP
 
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name           arity  flags             acl     keys            handler
     cmd("memory",         -2, 0,                A.NONE, None,           None,
         "A container for memory diagnostics commands.", since="4.0.0", group="server",

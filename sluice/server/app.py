@@ -386,7 +386,7 @@ class Server:
         now = self.keyspace.clock.now_ms()
         for key, fields, _deleted in active_expire_fields(db, now, quota):
             for field in fields:
-                count_field_expiry(self, active=True)
+                count_field_expiry(self.stats, active=True)
                 if self.aof is not None:  # one HDEL at a time, as Redis propagates these
                     self.aof.feed(db.id, [[b"HDEL", key, field]])
             self.key_modified(db, key, changes=0)
@@ -511,6 +511,11 @@ class Server:
 
     def pause_clients(self, timeout_ms: int, write_only: bool) -> None:
         self.pause.pause(timeout_ms, write_only)
+
+    def expiry_paused(self) -> bool:
+        """While CLIENT PAUSE holds writes, expired data is not deleted (Redis's
+        ``isPausedActionsWithUpdate(PAUSE_ACTION_EXPIRE)``)."""
+        return bool(self.pause.mode)
 
     def unpause_clients(self) -> None:
         self.pause.unpause()
