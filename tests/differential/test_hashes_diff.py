@@ -327,3 +327,24 @@ def test_dirty_counter(hash_pair: tuple[RawClient, RawClient], name: str) -> Non
             in_multi = False
         if not in_multi:
             assert _dirty(ours) - base_ours == _dirty(theirs) - base_theirs, step
+
+
+HASH_COMMANDS = ["hset", "hsetnx", "hmset", "hget", "hmget", "hgetall", "hkeys", "hvals", "hlen",
+                 "hexists", "hdel", "hincrby", "hincrbyfloat", "hstrlen", "hrandfield", "hscan",
+                 "hexpire", "hpexpire", "hexpireat", "hpexpireat", "httl", "hpttl",
+                 "hexpiretime", "hpexpiretime", "hpersist", "hgetdel", "hgetex", "hsetex"]
+
+
+def test_redis_cli_hints_match_redis(sluice: Any, reference: Any) -> None:
+    """redis-cli builds its argument hints from COMMAND DOCS: the same for every hash command."""
+    from tests.integration.test_redis_cli import hint_line
+
+    ours = {c: hint_line(sluice.port, c) for c in HASH_COMMANDS}
+    theirs = {c: hint_line(reference.port, c) for c in HASH_COMMANDS}
+    assert ours == theirs
+
+
+def test_acl_category_and_command_list(raw_pair: tuple[RawClient, RawClient]) -> None:
+    ours, theirs = raw_pair
+    for command in (("ACL", "CAT", "hash"), ("COMMAND", "LIST", "FILTERBY", "ACLCAT", "hash")):
+        assert _flat(ours.call(*command)) == _flat(theirs.call(*command)), command
