@@ -175,6 +175,8 @@ class Aof(Protocol):
     def rewrite_scheduled(self) -> bool: ...  # a rewrite waits for a BGSAVE to end
 
     def feed(self, db_id: int, argvs: list[list[bytes]]) -> None: ...  # log these commands
+    def begin_multi(self, db_id: int) -> None: ...  # what is fed next is one transaction...
+    def end_multi(self) -> None: ...  # ...until here (MULTI/EXEC around it, if anything came)
     def start_rewrite(self) -> str | None: ...  # BGREWRITEAOF; the error text, or None
 
 

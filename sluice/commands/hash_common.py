@@ -16,9 +16,10 @@ Role: what every hash handler needs and must do the same way, mirroring ``t_hash
 - ``Effects``: what one command logs (AOF), in Redis's order: the HDEL of each field that
   expired or was deleted by a past deadline while it ran, then its own operation (rewritten
   where Redis rewrites it). ``log`` writes them once, at the end; several operations from one
-  command are wrapped in MULTI/EXEC, as Redis's ``propagatePendingCommands`` does (inside a
-  transaction they are part of its MULTI/EXEC already). A command that records its effects
-  so takes over from dispatch, which then logs nothing for it.
+  command are one transaction (the AOF's ``begin_multi``/``end_multi``: MULTI/EXEC around
+  them), as Redis's ``propagatePendingCommands`` does; inside EXEC they are part of its
+  transaction already, and a script's recorder wraps its whole run. A command that records
+  its effects so takes over from dispatch, which then logs nothing for it.
 - ``count_field_expiry``: INFO's ``expired_subkeys`` (and ``expired_subkeys_active``).
 - ``limits``: ``hash-max-listpack-entries`` / ``-value`` now (Redis reads them at each
   conversion).
@@ -107,12 +108,16 @@ class Effects:
         """Hand everything to the AOF (``own``: the command's own operations, if any)."""
         ctx.rewrite_argv()  # logged here: dispatch adds nothing
         ops = self.ops + list(own)
-        server = ctx.server
-        if not ops or server.aof is None:
+        aof = ctx.server.aof
+        if not ops or aof is None:
             return
-        if len(ops) > 1 and not ctx.in_exec:
-            ops = [[b"MULTI"], *ops, [b"EXEC"]]
-        server.aof.feed(ctx.db.id, ops)
+        db_id = ctx.db.id
+        if len(ops) > 1 and not ctx.in_exec:  # (EXEC's own transaction holds them already)
+            aof.begin_multi(db_id)
+            aof.feed(db_id, ops)
+            aof.end_multi()
+        else:
+            aof.feed(db_id, ops)
 
 
 def get_value(ctx: Context, key: bytes, h: Hash, field: bytes, now: int, effects: Effects,
