@@ -111,7 +111,18 @@ def _set_pairs(ctx: Context, argv: list[bytes]) -> int:
 
 
 def hset(ctx: Context, args: Args) -> Reply:
-    return _set_pairs(ctx, args.argv)
+    argv = args.argv
+    if len(argv) == 4:  # one pair into a plain hashtable: the benchmarked path, inlined
+        key = argv[1]
+        h = ctx.db.get(key)
+        if (type(h) is Hash and h.enc == HASHTABLE and h.ttl is None and h.order is None):
+            d = h.d
+            field = argv[2]
+            created = field not in d
+            d[field] = argv[3]
+            written(ctx, key, b"hset")
+            return 1 if created else 0
+    return _set_pairs(ctx, argv)
 
 
 def hmset(ctx: Context, args: Args) -> Reply:
