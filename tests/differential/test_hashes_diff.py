@@ -348,3 +348,19 @@ def test_acl_category_and_command_list(raw_pair: tuple[RawClient, RawClient]) ->
     ours, theirs = raw_pair
     for command in (("ACL", "CAT", "hash"), ("COMMAND", "LIST", "FILTERBY", "ACLCAT", "hash")):
         assert _flat(ours.call(*command)) == _flat(theirs.call(*command)), command
+
+
+def test_memory_usage_replies(raw_pair: tuple[RawClient, RawClient]) -> None:
+    """MEMORY USAGE: sizes are each server's own (Sluice's from Python's object sizes), but
+    the shapes and errors are Redis's; Redis's hash unit calls it on its first hashes."""
+    ours, theirs = raw_pair
+    for c in raw_pair:
+        c.call("HSET", "h", "a", "1")
+    for command in (("MEMORY", "USAGE", "nokey"), ("MEMORY", "USAGE", "h", "SAMPLES", "-1"),
+                    ("MEMORY", "USAGE", "h", "foo"), ("MEMORY", "USAGE", "h", "SAMPLES"),
+                    ("MEMORY", "USAGE", "h", "SAMPLES", "x"), ("MEMORY", "USAGE"),
+                    ("MEMORY", "HELP", "x")):
+        assert ours.call(*command) == theirs.call(*command), command
+    for samples in ((), ("SAMPLES", "0"), ("SAMPLES", "3")):
+        got = ours.call("MEMORY", "USAGE", "h", *samples)
+        assert got.startswith(b":") and int(got[1:]) > 0
