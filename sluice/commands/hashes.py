@@ -30,7 +30,7 @@ from fractions import Fraction
 
 from sluice.protocol import OK, Map
 from sluice.storage.glob import compile_pattern
-from sluice.storage.hashes import HASHTABLE, LISTPACK_EX, Hash
+from sluice.storage.hashes import HASHTABLE, LISTPACK_EX, Hash, shared_field
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.strings import LongDouble, parse_long_double, string2ll
 
@@ -95,12 +95,15 @@ def _set_pairs(ctx: Context, argv: list[bytes]) -> int:
     if h.ttl is None and h.order is None and h.enc != LISTPACK_EX:  # the hot path
         # try_conversion has checked every string's length: only the count can convert
         d = h.d
+        small = h.enc != HASHTABLE
         for i in range(2, n, 2):
             field = argv[i]
             if field not in d:
                 created += 1
+                if small:  # small hashes share their field names (storage.hashes)
+                    field = shared_field(field)
             d[field] = argv[i + 1]
-        if len(d) > max_entries and h.enc != HASHTABLE:
+        if len(d) > max_entries and small:
             h.convert_to_hashtable()
     else:
         put = h.set

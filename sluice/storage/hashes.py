@@ -65,6 +65,25 @@ SETEX_NO_FIELD, SETEX_NO_CONDITION_MET, SETEX_OK, SETEX_DELETED = -2, 0, 1, 2
 COND_NX, COND_XX, COND_GT, COND_LT = 1, 2, 4, 8
 
 
+# Field names of small hashes, one bytes object each: hashes used as records of the same shape
+# (a job's status, origin, created_at ...; a user's name, email ...) then share their field
+# names instead of holding a copy each (about 40 bytes a field). Bounded: once full, new
+# names are not added (a hash of unique names gains nothing and costs nothing more).
+_SHARED_FIELDS: dict[bytes, bytes] = {}
+SHARED_FIELDS_MAX = 4096
+SHARED_FIELD_MAX_LEN = 32
+
+
+def shared_field(field: bytes) -> bytes:
+    """The shared copy of a small hash's field name (``field`` itself the first time)."""
+    shared = _SHARED_FIELDS.get(field)
+    if shared is not None:
+        return shared
+    if len(_SHARED_FIELDS) < SHARED_FIELDS_MAX and len(field) <= SHARED_FIELD_MAX_LEN:
+        _SHARED_FIELDS[field] = field
+    return field
+
+
 class FieldOrder:
     """Stable positions over a hashtable's fields, for HSCAN cursors and HRANDFIELD picks.
 
@@ -212,7 +231,9 @@ class Hash:
                                  for f, v in self.d.items()))
         if not fits:
             self.enc = HASHTABLE
-        elif self.ttl is not None and not from_listpack:
+        elif self.ttl is None:
+            self.d = {shared_field(f): v for f, v in self.d.items()}
+        elif not from_listpack:
             self._sort_listpack_ex()
 
     def _sort_listpack_ex(self) -> None:
@@ -247,6 +268,8 @@ class Hash:
                     del d[field]
             d[field] = value
             return False
+        if enc != HASHTABLE:
+            field = shared_field(field)
         d[field] = value
         if enc != HASHTABLE and len(d) > max_entries:
             self.enc = HASHTABLE

@@ -22,10 +22,12 @@ from sluice.storage.hashes import (
     SETEX_NO_CONDITION_MET,
     SETEX_NO_FIELD,
     SETEX_OK,
+    SHARED_FIELD_MAX_LEN,
     FieldOrder,
     Hash,
     active_expire_fields,
     count_subexpiry,
+    shared_field,
 )
 from sluice.storage.keyspace import Database, FakeClock
 from sluice.storage.rdb_codec import RdbError, Reader, enc_len, enc_string, lp_encode
@@ -339,3 +341,12 @@ def test_dump_payload_of_a_hash() -> None:
     assert payload[0] == 16
     assert struct.unpack_from("<H", payload, len(payload) - 10)[0] == 13
     assert rdb.load_payload(payload).d == {b"a": b"1"}
+
+
+def test_small_hashes_share_field_names() -> None:
+    a, b = make("status", "queued"), make("status", "done")
+    assert next(iter(a.d)) is next(iter(b.d))  # one bytes object for both
+    big = make(*[x for i in range(5) for x in (f"f{i}", "v")], entries=2)
+    assert big.enc == HASHTABLE
+    name = b"z" * (SHARED_FIELD_MAX_LEN + 1)  # too long to share: kept as given
+    assert shared_field(name) is name and shared_field(bytes(bytearray(name))) is not name
