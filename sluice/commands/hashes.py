@@ -30,7 +30,14 @@ from fractions import Fraction
 
 from sluice.protocol import OK, Map
 from sluice.storage.glob import compile_pattern
-from sluice.storage.hashes import HASHTABLE, LISTPACK_EX, Hash, shared_field
+from sluice.storage.hashes import (
+    HASHTABLE,
+    LISTPACK_EX,
+    PACK_MAX_FIELDS,
+    Hash,
+    PackedFields,
+    shared_field,
+)
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.strings import LongDouble, parse_long_double, string2ll
 
@@ -92,19 +99,24 @@ def _set_pairs(ctx: Context, argv: list[bytes]) -> int:
     if h.enc != HASHTABLE:
         h.try_conversion(argv, 2, max_entries, max_value)
     created = 0
-    if h.ttl is None and h.order is None and h.enc != LISTPACK_EX:  # the hot path
+    if isinstance(h.d, PackedFields) and n == 4:  # one pair into a small packed listpack
+        created = 1 if h.set(argv[2], argv[3], max_entries, max_value) else 0
+    elif h.ttl is None and h.order is None and h.enc != LISTPACK_EX:  # the hot path
         # try_conversion has checked every string's length: only the count can convert
-        d = h.d
+        d = h.unpack()
         small = h.enc != HASHTABLE
         for i in range(2, n, 2):
             field = argv[i]
             if field not in d:
                 created += 1
-                if small:  # small hashes share their field names (storage.hashes)
+                if small and len(d) >= PACK_MAX_FIELDS:  # too big to pack: share the name
                     field = shared_field(field)
             d[field] = argv[i + 1]
-        if len(d) > max_entries and small:
-            h.convert_to_hashtable()
+        if small:
+            if len(d) > max_entries:
+                h.convert_to_hashtable()
+            else:
+                h.maybe_pack()
     else:
         put = h.set
         for i in range(2, n, 2):
@@ -119,7 +131,7 @@ def hset(ctx: Context, args: Args) -> Reply:
         key = argv[1]
         h = ctx.db.get(key)
         if (type(h) is Hash and h.enc == HASHTABLE and h.ttl is None and h.order is None):
-            d = h.d
+            d = h.unpack()  # (a hashtable is a dict already)
             field = argv[2]
             created = field not in d
             d[field] = argv[3]
@@ -292,7 +304,7 @@ def _all(ctx: Context, args: Args, keys: bool, values: bool) -> Reply:
     if not h.ttl:
         d = h.d
         if keys and values:
-            return Map(d)
+            return d.to_dict(Map()) if isinstance(d, PackedFields) else Map(d)
         return list(d) if keys else list(d.values())
     items = list(h.live_items(ctx.now_ms()))
     if keys and values:
@@ -378,7 +390,7 @@ def _hrandfield_count(ctx: Context, key: bytes, count: int, withvalues: bool) ->
         fields = h.random_unique_fields(count)
     if not withvalues:
         return fields
-    d = h.d
+    d = h.as_dict()
     if ctx.resp3:
         return [[f, d[f]] for f in fields]
     out: list[bytes] = []
@@ -419,7 +431,7 @@ def hscan(ctx: Context, args: Args) -> Reply:
             i += 1
         else:
             raise CommandError(SYNTAX)
-    d = h.d
+    d = h.as_dict()
     now = ctx.now_ms()
     if h.enc != HASHTABLE:  # a listpack is returned whole, with cursor 0
         next_cursor = 0

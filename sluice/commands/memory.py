@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from sluice.protocol import SimpleString
-from sluice.storage.hashes import Hash
+from sluice.storage.hashes import Hash, PackedFields
 
 from .args import Args
 from .context import Command, Context, Reply
@@ -58,7 +58,10 @@ def value_size(value: Any, samples: int) -> int:
     if type(value) is bytes:
         return sys.getsizeof(value)
     if type(value) is Hash:
-        size = sys.getsizeof(value) + sys.getsizeof(value.d)
+        fields = value.d
+        size = sys.getsizeof(value) + sys.getsizeof(fields)
+        if type(fields) is PackedFields:  # the strings are in one bytes: counted whole
+            return size + sys.getsizeof(fields.blob)
         if value.ttl:
             size += sys.getsizeof(value.ttl) + 32 * len(value.ttl)
         return size + _sampled(iter(value.d.items()), len(value.d), samples)

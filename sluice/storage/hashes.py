@@ -84,6 +84,151 @@ def shared_field(field: bytes) -> bytes:
     return field
 
 
+PACK_MAX_FIELDS = 16  # a listpack hash of at most this many fields is kept packed...
+PACK_MAX_LEN = 255  # ...when no field or value is longer than this
+_LEN_BYTE = tuple(bytes((n,)) for n in range(PACK_MAX_LEN + 1))
+
+
+class PackedFields:
+    """The fields of a small listpack hash in one ``bytes``: ``<len><field><len><value>...``
+    (one length byte each), in the listpack's order. A read-only mapping with the dict
+    methods readers use; lookups walk the entries, O(N) for N <= ``PACK_MAX_FIELDS``, as
+    Redis walks its listpack. Where a dict costs a table and two objects per field (about
+    100 bytes a field, more than Redis's listpack and the key together), this is the
+    strings' bytes plus two. ``Hash`` unpacks it into a dict to change it
+    (``Hash.unpack``) and packs it again after a write (``Hash.maybe_pack``)."""
+
+    __slots__ = ("blob", "n")
+
+    def __init__(self, blob: bytes, n: int) -> None:
+        self.blob = blob  # the entries
+        self.n = n  # how many fields
+
+    @staticmethod
+    def pack(d: dict[bytes, bytes]) -> PackedFields | None:
+        """``d`` packed, or None if a string is too long for one length byte."""
+        lb = _LEN_BYTE
+        try:
+            blob = b"".join([x for f, v in d.items() for x in (lb[len(f)], f, lb[len(v)], v)])
+        except IndexError:  # a string longer than PACK_MAX_LEN
+            return None
+        return PackedFields(blob, len(d))
+
+    def _find(self, field: bytes) -> int:
+        """The offset of ``field``'s entry, or -1."""
+        b = self.blob
+        end = len(b)
+        want = len(field)
+        i = 0
+        while i < end:
+            fl = b[i]
+            j = i + 1 + fl
+            if fl == want and b[i + 1 : j] == field:
+                return i
+            i = j + 1 + b[j]
+        return -1
+
+    def with_field(self, field: bytes, value: bytes) -> tuple[PackedFields, bool] | None:
+        """A copy with ``field`` set (spliced in place, or appended when new) and whether it
+        is new; None when it would not fit (a string too long, too many fields)."""
+        if len(field) > PACK_MAX_LEN or len(value) > PACK_MAX_LEN:
+            return None
+        b = self.blob
+        at = self._find(field)
+        entry = _LEN_BYTE[len(field)] + field + _LEN_BYTE[len(value)] + value
+        if at < 0:
+            if self.n >= PACK_MAX_FIELDS:
+                return None
+            return PackedFields(b + entry, self.n + 1), True
+        j = at + 1 + b[at]
+        end = j + 1 + b[j]
+        return PackedFields(b[:at] + entry + b[end:], self.n), False
+
+    def without_field(self, field: bytes) -> PackedFields | None:
+        """A copy without ``field``, or None when it is not there."""
+        b = self.blob
+        at = self._find(field)
+        if at < 0:
+            return None
+        j = at + 1 + b[at]
+        end = j + 1 + b[j]
+        return PackedFields(b[:at] + b[end:], self.n - 1)
+
+    def to_dict(self, out: dict[bytes, bytes] | None = None) -> dict[bytes, bytes]:
+        """The fields in a dict (into ``out`` when given: a reply's Map)."""
+        b = self.blob
+        end = len(b)
+        if out is None:
+            out = {}
+        i = 0
+        while i < end:
+            j = i + 1 + b[i]
+            k = j + 1 + b[j]
+            out[b[i + 1 : j]] = b[j + 1 : k]
+            i = k
+        return out
+
+    def __len__(self) -> int:
+        return self.n
+
+    def get(self, field: bytes, default: bytes | None = None) -> bytes | None:
+        b = self.blob
+        end = len(b)
+        want = len(field)
+        i = 0
+        while i < end:
+            fl = b[i]
+            j = i + 1 + fl
+            vl = b[j]
+            if fl == want and b[i + 1 : j] == field:
+                return b[j + 1 : j + 1 + vl]
+            i = j + 1 + vl
+        return default
+
+    def __contains__(self, field: object) -> bool:
+        return isinstance(field, bytes) and self.get(field) is not None
+
+    def __getitem__(self, field: bytes) -> bytes:
+        value = self.get(field)
+        if value is None:
+            raise KeyError(field)
+        return value
+
+    def items(self) -> Iterator[tuple[bytes, bytes]]:
+        b = self.blob
+        end = len(b)
+        i = 0
+        while i < end:
+            j = i + 1 + b[i]
+            vl = b[j]
+            yield b[i + 1 : j], b[j + 1 : j + 1 + vl]
+            i = j + 1 + vl
+
+    def __iter__(self) -> Iterator[bytes]:
+        return (f for f, _ in self.items())
+
+    def keys(self) -> Iterator[bytes]:
+        return iter(self)
+
+    def values(self) -> Iterator[bytes]:
+        return (v for _, v in self.items())
+
+    def copy(self) -> PackedFields:
+        return PackedFields(self.blob, self.n)  # bytes are immutable: shared
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PackedFields):
+            return self.blob == other.blob
+        if isinstance(other, dict):
+            return dict(self.items()) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"PackedFields({dict(self.items())!r})"
+
+
 class FieldOrder:
     """Stable positions over a hashtable's fields, for HSCAN cursors and HRANDFIELD picks.
 
@@ -166,7 +311,8 @@ class Hash:
     __slots__ = ("d", "enc", "ttl", "heap", "order")
 
     def __init__(self) -> None:
-        self.d: dict[bytes, bytes] = {}  # field -> value
+        # field -> value; a small listpack's fields are packed (PackedFields) between writes
+        self.d: dict[bytes, bytes] | PackedFields = {}
         self.enc = LISTPACK  # OBJECT ENCODING (plus LOADED_FROM_LISTPACK until refit)
         self.ttl: dict[bytes, int] | None = None  # field -> deadline (ms); None: never had one
         self.heap: list[tuple[int, bytes]] | None = None  # (deadline, field), maybe stale
@@ -206,12 +352,35 @@ class Hash:
             self.convert_to_hashtable()
 
     def convert_to_hashtable(self) -> None:
+        self.unpack()
         self.enc = HASHTABLE
+
+    def unpack(self) -> dict[bytes, bytes]:
+        """The fields as a dict, ready to change (a packed listpack unpacked)."""
+        d = self.d
+        if isinstance(d, PackedFields):
+            d = self.d = d.to_dict()
+        return d
+
+    def as_dict(self) -> dict[bytes, bytes]:
+        """The fields as a dict to read (a packed listpack decoded, and left packed)."""
+        d = self.d
+        return d.to_dict() if isinstance(d, PackedFields) else d
+
+    def maybe_pack(self) -> None:
+        """After a write: a listpack of at most ``PACK_MAX_FIELDS`` fields is kept packed."""
+        d = self.d
+        if (type(d) is dict and self.enc == LISTPACK and self.ttl is None
+                and len(d) <= PACK_MAX_FIELDS):
+            packed = PackedFields.pack(d)
+            if packed is not None:
+                self.d = packed
 
     def to_listpack_ex(self) -> None:
         """A listpack gets room for field TTLs (``hashTypeConvert(.., LISTPACK_EX)``); a
         hashtable its expiry metadata."""
         if self.enc == LISTPACK:
+            self.unpack()
             self.enc = LISTPACK_EX
         if self.ttl is None:
             self.ttl = {}
@@ -226,13 +395,15 @@ class Hash:
         way has its fields inserted one by one in deadline order."""
         from_listpack = bool(self.enc & LOADED_FROM_LISTPACK)
         self.enc = LISTPACK if self.ttl is None else LISTPACK_EX
-        fits = len(self.d) <= max_entries and (
+        d = self.unpack()
+        fits = len(d) <= max_entries and (
             from_listpack or all(len(f) <= max_value and len(v) <= max_value
-                                 for f, v in self.d.items()))
+                                 for f, v in d.items()))
         if not fits:
             self.enc = HASHTABLE
         elif self.ttl is None:
-            self.d = {shared_field(f): v for f, v in self.d.items()}
+            self.d = {shared_field(f): v for f, v in d.items()}
+            self.maybe_pack()
         elif not from_listpack:
             self._sort_listpack_ex()
 
@@ -257,6 +428,16 @@ class Hash:
         ``keep_ttl`` an existing field loses its TTL (in a listpack-ex it moves to the end,
         as Redis re-inserts it)."""
         d = self.d
+        if isinstance(d, PackedFields):  # a packed listpack: spliced, or unpacked to grow
+            if len(field) <= max_value and len(value) <= max_value:
+                done = d.with_field(field, value)
+                if done is not None and done[0].n <= max_entries:
+                    self.d = done[0]
+                    return done[1]
+            d = self.unpack()
+            new = self.set(field, value, max_entries, max_value, keep_ttl)
+            self.maybe_pack()
+            return new
         enc = self.enc
         if enc != HASHTABLE and (len(field) > max_value or len(value) > max_value):
             self.enc = enc = HASHTABLE
@@ -279,7 +460,14 @@ class Hash:
 
     def delete(self, field: bytes) -> bool:
         """Remove a field (``hashTypeDelete``); True if it was there."""
-        if self.d.pop(field, None) is None:
+        d = self.d
+        if isinstance(d, PackedFields):
+            rest = d.without_field(field)
+            if rest is None:
+                return False
+            self.d = rest
+            return True
+        if d.pop(field, None) is None:
             return False
         ttl = self.ttl
         if ttl:
@@ -350,7 +538,7 @@ class Hash:
 
     def _place_listpack_ex(self, field: bytes, when: int | None) -> None:
         """Move ``field`` to its listpack-ex position for deadline ``when`` (None: none)."""
-        d = self.d
+        d = self.unpack()  # (a listpack-ex is never packed)
         value = d.pop(field)
         ttl = self.ttl
         assert ttl is not None
@@ -441,7 +629,7 @@ class Hash:
         out: list[bytes] = []
         if not ttl or not heap:
             return out
-        d = self.d
+        d = self.unpack()  # (fields with TTLs: never packed)
         while heap and heap[0][0] <= now and len(out) < quota:
             when, field = heapq.heappop(heap)
             if ttl.get(field) == when:

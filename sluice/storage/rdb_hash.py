@@ -81,9 +81,10 @@ def save_hash(h: Hash, opts: Any) -> tuple[int, bytes]:
 
 
 def _add(h: Hash, field: bytes, value: bytes, when: int) -> None:
-    if field in h.d:
+    d = h.unpack()
+    if field in d:
         raise RdbError("Duplicate hash fields detected")
-    h.d[field] = value
+    d[field] = value
     if when:
         if when > EB_EXPIRE_TIME_MAX:
             raise RdbError(f"invalid expireAt time: {when}")

@@ -18,6 +18,7 @@ from sluice.storage.hashes import (
     HASHTABLE,
     LISTPACK,
     LISTPACK_EX,
+    PACK_MAX_FIELDS,
     SETEX_DELETED,
     SETEX_NO_CONDITION_MET,
     SETEX_NO_FIELD,
@@ -25,6 +26,7 @@ from sluice.storage.hashes import (
     SHARED_FIELD_MAX_LEN,
     FieldOrder,
     Hash,
+    PackedFields,
     active_expire_fields,
     count_subexpiry,
     shared_field,
@@ -344,9 +346,56 @@ def test_dump_payload_of_a_hash() -> None:
 
 
 def test_small_hashes_share_field_names() -> None:
-    a, b = make("status", "queued"), make("status", "done")
+    """Listpacks too big to be packed (dicts) share their field names."""
+    extra = [x for i in range(20) for x in (f"x{i}", "v")]
+    a, b = make("status", "queued", *extra), make("status", "done", *extra)
+    assert type(a.d) is dict and a.enc == LISTPACK
     assert next(iter(a.d)) is next(iter(b.d))  # one bytes object for both
     big = make(*[x for i in range(5) for x in (f"f{i}", "v")], entries=2)
     assert big.enc == HASHTABLE
     name = b"z" * (SHARED_FIELD_MAX_LEN + 1)  # too long to share: kept as given
     assert shared_field(name) is name and shared_field(bytes(bytearray(name))) is not name
+
+
+def test_small_listpacks_are_packed_between_writes() -> None:
+    h = make("a", "1", "bb", "")
+    h.maybe_pack()
+    assert type(h.d) is PackedFields and len(h.d) == 2
+    assert h.d.get(b"bb") == b"" and h.d.get(b"b") is None and b"a" in h.d
+    assert list(h.d.items()) == [(b"a", b"1"), (b"bb", b"")] and h.d == {b"a": b"1", b"bb": b""}
+    assert h.set(b"c", b"3", 512, 64) and type(h.d) is PackedFields  # changed, packed again
+    assert not h.set(b"a", b"one", 512, 64) and list(h.d) == [b"a", b"bb", b"c"]
+    assert h.delete(b"bb") and not h.delete(b"zz") and h.d == {b"a": b"one", b"c": b"3"}
+    dup = h.copy()
+    assert dup.d == h.d and dup.d is not h.d
+    h.to_listpack_ex()  # field deadlines need the dict
+    assert type(h.d) is dict
+    many = make(*[x for i in range(PACK_MAX_FIELDS + 1) for x in (f"f{i}", "v")])
+    many.maybe_pack()
+    assert type(many.d) is dict  # too many fields to pack
+    long = make("f", "x" * 300, value=1000)
+    long.maybe_pack()
+    assert type(long.d) is dict  # a string too long for one length byte
+    packed = make("a", "1")
+    packed.maybe_pack()
+    packed.convert_to_hashtable()
+    assert type(packed.d) is dict and packed.enc == HASHTABLE
+
+
+def test_packed_listpack_matches_a_dict_under_random_writes() -> None:
+    """Sets, updates and deletes on a packed listpack keep the listpack's order and values,
+    as a dict does, through packing and unpacking (past PACK_MAX_FIELDS and back)."""
+    rng = random.Random(3)
+    h, model = Hash(), {}
+    names = [b"", b"a", b"bb", b"c" * 40, b"7", b"\x00\xff"] + [b"f%d" % i for i in range(20)]
+    for _ in range(3000):
+        field = rng.choice(names)
+        if rng.random() < 0.6:
+            value = rng.choice([b"", b"1", b"x" * 60, b"-5", b"v%d" % rng.randrange(99)])
+            assert h.set(field, value, 512, 64) == (field not in model)
+            model[field] = value
+        else:
+            assert h.delete(field) == (model.pop(field, None) is not None)
+        h.maybe_pack()
+        assert list(h.d.items()) == list(model.items()) and len(h) == len(model)
+        assert h.d.get(field) == model.get(field)
