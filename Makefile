@@ -79,7 +79,7 @@ $(VENV)/.installed-bench: $(VENV)/.installed-test pyproject.toml
 # The numbers and pictures of docs/performance.md: both benchmarks against the reference
 # redis-server in the same run, their JSON in benchmarks/results/, the PNGs in docs/img/.
 bench: install-test $(VENV)/.installed-bench
-	$(PY) benchmarks/redis_benchmark.py --stream --json benchmarks/results/redis_benchmark.json
+	$(PY) benchmarks/redis_benchmark.py --stream --hash --json benchmarks/results/redis_benchmark.json
 	$(PY) benchmarks/stream_latency.py --runs 3 --json benchmarks/results/stream_latency.json
 	$(PY) benchmarks/plot.py
 
