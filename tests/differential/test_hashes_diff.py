@@ -364,3 +364,31 @@ def test_memory_usage_replies(raw_pair: tuple[RawClient, RawClient]) -> None:
     for samples in ((), ("SAMPLES", "0"), ("SAMPLES", "3")):
         got = ours.call("MEMORY", "USAGE", "h", *samples)
         assert got.startswith(b":") and int(got[1:]) > 0
+
+
+def test_fields_expire_in_real_time_as_on_redis(sluice: Any, reference: Any) -> None:
+    """Real time on both servers: fields with short TTLs go by the active cycle (HLEN, which
+    deletes nothing, drops when it runs), the key goes with its last field, and both count
+    the same expired fields. Waits on server state, never on a sleep."""
+    from tests.support import wait_until
+
+    clients = [sluice.client(), reference.client()]
+    try:
+        before = [c.info("stats")["expired_subkeys"] for c in clients]
+        for c in clients:
+            c.hset("h", mapping={"a": 1, "b": 2, "c": 3, "d": 4})
+            assert c.hpexpire("h", 60, "a", "b") == [1, 1]
+            c.hset("gone", mapping={"x": 1, "y": 2})
+            c.hpexpire("gone", 60, "x", "y")
+        for c in clients:
+            wait_until(lambda c=c: c.hlen("h") == 2 and c.exists("gone") == 0, timeout=15,
+                       what="active expiry of hash fields")
+        states = [(c.hgetall("h"), c.hpttl("h", "a", "c"), c.info("keyspace")["db0"],
+                   c.info("stats")["expired_subkeys"] - b) for c, b in zip(clients, before,
+                                                                            strict=True)]
+        assert states[0] == states[1]
+        assert states[0][3] == 4 and states[0][2]["subexpiry"] == 0
+    finally:
+        for c in clients:
+            c.flushall()
+            c.close()
