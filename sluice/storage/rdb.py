@@ -6,8 +6,11 @@ Role: turn a keyspace into RDB bytes and back. Used by SAVE/BGSAVE, the AOF base
 File layout (``rdbSaveRio``):
 ``REDIS0013``, AUX fields (``redis-ver``, ``redis-bits``, ``ctime``, ``used-mem``,
 ``aof-base``), then per non-empty database ``SELECTDB n`` + ``RESIZEDB size expires``, then
-per key ``[EXPIRETIME_MS ms] <type> <key> <value>``, then ``EOF`` and the CRC-64 of every byte
-before it (little-endian; zero when ``rdbchecksum no``, which readers then skip).
+per key ``[EXPIRETIME_MS ms] <type> <key> <value>``, then (Sluice only, when some stream has
+a retention or dead-letter policy) one more AUX field, ``sluice-xpolicies``
+(``stream_policy.py``; Redis skips AUX fields it does not know), then ``EOF`` and the CRC-64
+of every byte before it (little-endian; zero when ``rdbchecksum no``, which readers then
+skip).
 
 What we write is what Redis 8.6.3 writes for the types we hold, with its version number, so
 8.6 loads our files and RESTOREs our payloads (it refuses versions newer than its own; 7.x
@@ -153,12 +156,22 @@ for _t in (T_LIST, T_LIST_ZIPLIST, T_LIST_QUICKLIST, T_LIST_QUICKLIST_2):
     LOADERS[_t] = _load_list
 
 
+# Sluice's stream policies travel in one AUX field after the databases (stream_policy.py):
+# (stream class, has_policy, encode_record, join_records, apply_aux, AUX name), when present.
+_POLICIES: tuple[Any, ...] | None = None
+
+
 def _register_streams() -> None:
+    global _POLICIES
     try:
-        from . import rdb_stream
+        from . import rdb_stream, stream_policy
+        from .stream import Stream
     except ImportError:  # the stream family is not in this build
         return
     rdb_stream.register(SAVERS, LOADERS)
+    p = stream_policy
+    _POLICIES = (Stream, p.has_policy, p.encode_record, p.join_records,
+                 p.apply_aux, p.AUX_NAME)
 
 
 _register_streams()
@@ -245,6 +258,8 @@ def dump_keyspace(keyspace: Keyspace, compress: bool = True, checksum: bool = Tr
     buf += _aux(b"used-mem", b"0")
     buf += _aux(b"aof-base", b"1" if aof_base else b"0")
     now = keyspace.clock.now_ms()
+    records: list[bytes] = []  # Sluice's stream policies (the AUX field after the data)
+    stream_cls, has_policy, encode_record = _POLICIES[:3] if _POLICIES else (None, None, None)
     for db in keyspace.dbs:
         if not db.data:
             continue
@@ -264,12 +279,16 @@ def dump_keyspace(keyspace: Keyspace, compress: bool = True, checksum: bool = Tr
             buf.append(rdb_type)
             buf += enc_string(key, compress)
             buf += encoded
+            if type(value) is stream_cls and has_policy(value):
+                records.append(encode_record(db.id, key, value))
             if len(buf) >= 1 << 20:
                 chunk = bytes(buf)
                 if checksum:
                     crc = crc64(chunk, crc)
                 yield chunk
                 buf = bytearray()
+    if records and _POLICIES:
+        buf += _aux(_POLICIES[5], _POLICIES[3](records))
     buf.append(OP_EOF)
     chunk = bytes(buf)
     if checksum:
@@ -382,7 +401,10 @@ def load_into(data: Any, keyspace: Keyspace, now_ms: int, stats: LoadStats | Non
             db.set_expire(key, expire)
         stats.keys += 1
 
-    return parse(data, on_key, stats)
+    end = parse(data, on_key, stats)
+    if _POLICIES and _POLICIES[5] in stats.aux:
+        _POLICIES[4](keyspace, stats.aux[_POLICIES[5]])
+    return end
 
 
 # -- DUMP / RESTORE -----------------------------------------------------------------------------

@@ -25,6 +25,17 @@ Layout of type 26, in order:
   iids added and of duplicates. No recording time is stored: Redis expires an iid by the
   time part of its entry ID, so that is the time a loaded iid is taken to be recorded at.
 
+NACKed entries (XNACK, Redis 8.8) have no consumer. How Redis 8.8 writes them is not
+documented (its RDB notes and the XNACK page say nothing), and a PEL entry without an owner
+would be loaded by 8.6 as it is and break its XPENDING, so we write what 8.6 handles: the
+entries stay in the group PEL with delivery time = their position in the NACK zone (0, 1,
+2 ...: "idle since 1970", so any XAUTOCLAIM takes them at once) and are owned by a consumer
+named ``""`` (the owner XPENDING shows for NACKed entries in 8.8), created with seen-time 0
+and active-time -1 when the group has no such consumer. Loading turns the ``""`` consumer's
+entries with such times back into NACKed entries, in that order, and drops the synthetic
+consumer if nothing else is left in it. A file with a PEL entry nobody owns (what 8.8 may
+write) is refused, not guessed at.
+
 Tombstones: Sluice drops the fields of a deleted entry, so a tombstone is written with the
 DELETED and SAMEFIELDS flags and empty values (readers skip deleted entries' contents).
 
@@ -43,7 +54,7 @@ from typing import Any
 from .rdb_codec import RdbError, Reader, as_bytes, enc_len, enc_string, lp_decode, lp_encode
 from .stream import Stream
 from .stream_errors import BusyGroupError
-from .stream_group import Consumer, PendingEntry
+from .stream_group import Consumer, ConsumerGroup, PendingEntry, next_tick
 from .stream_idmp import IdmpState
 from .stream_node import Node
 
@@ -53,6 +64,8 @@ IDMP_DURATION_RANGE = range(1, 86401)  # seconds, as XCFGSET accepts
 IDMP_MAXSIZE_RANGE = range(1, 10001)
 FLAG_DELETED, FLAG_SAMEFIELDS = 1, 2
 _MASK64 = (1 << 64) - 1
+NACK_OWNER = b""  # the consumer NACKed entries are written under (see the docstring)
+NACK_TIME_LIMIT = 1 << 31  # delivery times below this, under NACK_OWNER: NACK positions
 
 
 def _signed(v: int) -> int:
@@ -110,18 +123,26 @@ def save_stream(s: Stream, opts: Any) -> tuple[int, bytes]:
         out.append(_id_len(g.last_id))
         out.append(enc_len(g.entries_read))
         out.append(enc_len(len(g.pel)))
+        zone = {sid: i for i, sid in enumerate(g.nacked)}
         for sid, pe in g.pel.items():
             out.append(sid.to_bytes(16, "big"))
-            out.append(struct.pack("<q", pe.delivery_time))
+            out.append(struct.pack("<q", zone.get(sid, pe.delivery_time)))
             out.append(enc_len(pe.delivery_count))
-        consumers = g.consumers_in_order()
+        consumers = [(c.name, c.seen_time, c.active_time, list(c.pel))
+                     for c in g.consumers_in_order()]
+        if zone:
+            if consumers and consumers[0][0] == NACK_OWNER:  # "" sorts first
+                name, seen, active, ids = consumers[0]
+                consumers[0] = (name, seen, active, sorted([*ids, *zone]))
+            else:
+                consumers.insert(0, (NACK_OWNER, 0, -1, list(zone)))
         out.append(enc_len(len(consumers)))
-        for c in consumers:
-            out.append(enc_string(c.name, opts.compress))
-            out.append(struct.pack("<q", c.seen_time))
-            out.append(struct.pack("<q", c.active_time))
-            out.append(enc_len(len(c.pel)))
-            for sid in c.pel:
+        for name, seen, active, ids in consumers:
+            out.append(enc_string(name, opts.compress))
+            out.append(struct.pack("<q", seen))
+            out.append(struct.pack("<q", active))
+            out.append(enc_len(len(ids)))
+            for sid in ids:
                 out.append(sid.to_bytes(16, "big"))
     _save_idmp(s.idmp, out, opts.compress)
     return T_STREAM_LISTPACKS_4, b"".join(out)
@@ -262,9 +283,26 @@ def load_stream(r: Reader, rdb_type: int) -> Stream:
                 c.pel[sid] = pe
         if any(pe.consumer is None for pe in g.pel.values()):
             raise RdbError("group PEL entry without an owner")
+        if NACK_OWNER in g.consumers:
+            _restore_nacked(g)
     if rdb_type >= T_STREAM_LISTPACKS_4:
         _load_idmp(r, s.idmp)
     return s
+
+
+def _restore_nacked(g: ConsumerGroup) -> None:
+    """Turn the entries ``save_stream`` wrote under the ``""`` consumer back into NACKed ones."""
+    owner = g.consumers[NACK_OWNER]
+    zone = sorted((pe.delivery_time, sid) for sid, pe in owner.pel.items()
+                  if 0 <= pe.delivery_time < NACK_TIME_LIMIT)
+    for _, sid in zone:
+        pe = owner.pel.pop(sid)
+        pe.consumer = None
+        pe.delivery_time = 0
+        pe.tick = next_tick()
+        g.nacked[sid] = None
+    if not owner.pel and owner.seen_time == 0 and owner.active_time == -1:
+        del g.consumers[NACK_OWNER]  # ours, made up to carry them
 
 
 def register(savers: dict[bytes, Any], loaders: dict[int, Any]) -> None:

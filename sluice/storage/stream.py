@@ -53,7 +53,13 @@ from sluice.storage.stream_errors import (
     StreamTooLargeError,
     XSetIdError,
 )
-from sluice.storage.stream_group import Consumer, ConsumerGroup, PendingEntry
+from sluice.storage.stream_group import (
+    Consumer,
+    ConsumerGroup,
+    DeadLetter,
+    PendingEntry,
+    next_tick,
+)
 from sluice.storage.stream_idmp import IdmpState
 from sluice.storage.stream_node import Entry, Node, positions, span_entries
 from sluice.storage.streamid import MAX_ID, MAX_PART, format_id
@@ -73,6 +79,7 @@ __all__ = [
     "IdmpState",
     "InvalidStreamID",
     "RefPolicy",
+    "Retention",
     "Stream",
     "StreamError",
     "StreamExhaustedError",
@@ -110,6 +117,21 @@ def default_trim_limit(node_max_entries: int) -> int:
     return min(limit, 1000000)
 
 
+class Retention:
+    """A stream's retention by age (Sluice, ``SLUICE.XPOLICY RETENTION``): entries older
+    than ``max_age_ms`` (by the time part of their ID) are trimmed in the background, as
+    ``XTRIM key MINID <now - max_age> <policy>`` would."""
+
+    __slots__ = ("max_age_ms", "policy")
+
+    max_age_ms: int  # Entries whose ID time is older than now - max_age_ms go (>= 1).
+    policy: RefPolicy  # KEEPREF | DELREF | ACKED, as XTRIM's.
+
+    def __init__(self, max_age_ms: int, policy: RefPolicy = "KEEPREF") -> None:
+        self.max_age_ms = max_age_ms
+        self.policy = policy
+
+
 class Stream:
     """A stream value (Redis's ``struct stream``) plus its idempotency state."""
 
@@ -123,6 +145,7 @@ class Stream:
         "entries_added",
         "groups",
         "idmp",
+        "retention",
     )
 
     _nodes: list[Node]  # The macro nodes in ID order (the radix tree's values).
@@ -134,6 +157,7 @@ class Stream:
     entries_added: int  # All-time count of entries added.
     groups: dict[bytes, ConsumerGroup]  # Consumer groups by name (creation order).
     idmp: IdmpState  # Idempotent-production history and settings (XADD IDMP, XCFGSET).
+    retention: Retention | None  # Sluice's retention by age; None when off.
 
     def __init__(self) -> None:
         self._nodes = []
@@ -145,6 +169,7 @@ class Stream:
         self.entries_added = 0
         self.groups = {}
         self.idmp = IdmpState()
+        self.retention = None
 
     def __len__(self) -> int:
         return self.length
@@ -671,6 +696,14 @@ class Stream:
                 g2.pel[sid] = pe2
                 if owner is not None:
                     owner.pel[sid] = pe2
+            for sid in g.nacked:  # release order; ticks in that order too
+                g2.pel[sid].tick = next_tick()
+            g2.nacked = dict(g.nacked)
+            g2.hist, g2.hist_sum = g.hist[:], g.hist_sum
+            if g.dead_letter is not None:
+                g2.dead_letter = DeadLetter(g.dead_letter.key, g.dead_letter.max_deliveries)
+        if self.retention is not None:
+            dup.retention = Retention(self.retention.max_age_ms, self.retention.policy)
         src, idmp = self.idmp, dup.idmp
         idmp.duration, idmp.maxsize = src.duration, src.maxsize
         idmp.iids_added, idmp.iids_duplicates = src.iids_added, src.iids_duplicates

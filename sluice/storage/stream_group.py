@@ -9,8 +9,8 @@ Mirrors ``streamCG``, ``streamConsumer`` and ``streamNACK`` of Redis's
 delivery, entries_read bookkeeping), ``streamReplyWithRangeFromConsumerPEL``,
 ``xackCommand``, ``xpendingCommand``, ``xclaimCommand``,
 ``xautoclaimCommand``, ``streamCreateConsumer`` and ``streamDelConsumer``.
-XREADGROUP's ``CLAIM min-idle-time`` (Redis 8.4) follows the redis.io
-documentation.
+XREADGROUP's ``CLAIM min-idle-time`` (Redis 8.4) and XNACK (Redis 8.8) follow the redis.io
+documentation (no 8.8 source was available to compare with).
 
 Invariants:
 - A :class:`PendingEntry` is shared by the group PEL and its consumer's PEL,
@@ -24,6 +24,17 @@ Invariants:
   time the one timed first (Redis's time-ordered PEL list).
 - ``entries_read`` is -1 when unknown (Redis's SCG_INVALID_ENTRIES_READ) and
   follows Redis 7.2+ (7.0 differs for XGROUP CREATE/SETID ... ENTRIESREAD).
+- NACKed entries (XNACK, Redis 8.8) are pending entries with no consumer and delivery time 0,
+  listed in ``nacked`` in the order they were released (the "NACK zone" at the head of
+  Redis's time-ordered PEL list): a NACKed entry is in ``pel`` and ``nacked``, in no
+  consumer's PEL. Their time 0 puts them first in ``_by_time``, in release order (the tick),
+  so XREADGROUP CLAIM serves them before other idle entries, as the XREADGROUP page says.
+- ``hist`` counts the pending entries by delivery count (buckets ``DELIVERY_BUCKETS``), kept
+  in step by every change of the PEL, so the metrics endpoint never scans a PEL.
+- ``dead_letter`` (Sluice, opt-in): with a policy, the delivery paths (history reads, XCLAIM,
+  XAUTOCLAIM, XREADGROUP CLAIM) do not deliver an entry already delivered
+  ``max_deliveries`` times: they leave it pending and list its ID in ``due``, which the
+  command layer drains (``commands/stream_deadletter.py``) in the same command.
 
 Imports nothing outside ``sluice.storage`` (and sortedcontainers), and not ``stream.py``:
 a group sees its stream through :class:`GroupStream` (the members of ``Stream`` it reads),
@@ -32,7 +43,8 @@ so ``stream.py`` can import this module without a circle.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+from collections.abc import Callable, Sequence
 from itertools import count, islice
 from typing import Protocol
 
@@ -41,13 +53,32 @@ from sortedcontainers import SortedDict, SortedList
 from sluice.storage.stream_node import Entry, Node, span_entries
 from sluice.storage.streamid import MAX_ID
 
-__all__ = ["ConsumerGroup", "Consumer", "PendingEntry", "PendingInfo", "ClaimedEntry",
-           "GroupStream"]
+__all__ = ["ConsumerGroup", "Consumer", "DeadLetter", "PendingEntry", "PendingInfo",
+           "ClaimedEntry", "GroupStream", "DELIVERY_BUCKETS", "LLONG_MAX", "NACK_MODES",
+           "delivery_bucket", "next_tick"]
 
 _TIME_BIAS = 1 << 63
+LLONG_MAX = (1 << 63) - 1  # XNACK FATAL's delivery count (the largest RESP integer)
+NACK_MODES = ("SILENT", "FAIL", "FATAL")
+
+# Upper bounds of the delivery-count histogram (``ConsumerGroup.hist``); the last bucket,
+# past the last bound, is +Inf. A count of 0 (XNACK SILENT / FORCE) falls in the first.
+DELIVERY_BUCKETS = (1, 2, 3, 5, 10, 20, 50)
+_BUCKET_OF = tuple(bisect.bisect_left(DELIVERY_BUCKETS, n) for n in range(51))
+_LAST_BUCKET = len(DELIVERY_BUCKETS)
+
+
+def delivery_bucket(count: int) -> int:
+    """The histogram bucket of a delivery count."""
+    return _BUCKET_OF[count] if count <= 50 else _LAST_BUCKET
 # Orders pending entries delivered in the same millisecond as Redis's time-ordered PEL list
 # does: a newly (re)timed entry goes after those already there with the same time.
 _TICKS = count()
+
+
+def next_tick() -> int:
+    """A fresh tick: later than every pending entry timed so far."""
+    return next(_TICKS)
 
 PendingInfo = tuple[int, bytes, int, int]
 """An XPENDING row: ``(id, consumer name, idle ms, delivery count)``."""
@@ -97,6 +128,23 @@ class PendingEntry:
         self.tick = next(_TICKS)
 
 
+class DeadLetter:
+    """A group's dead-letter policy (Sluice, ``SLUICE.XPOLICY DEADLETTER``)."""
+
+    __slots__ = ("key", "max_deliveries")
+
+    key: bytes  # The stream (same database) dead letters are added to.
+    max_deliveries: int  # Deliveries after which an entry is dead-lettered (>= 1).
+
+    def __init__(self, key: bytes, max_deliveries: int) -> None:
+        self.key = key
+        self.max_deliveries = max_deliveries
+
+
+Fits = Callable[[int, "list[bytes] | None"], bool]
+"""A reply budget (XREADGROUP MAXCOUNT / MAXSIZE): may this entry still be delivered?"""
+
+
 class Consumer:
     """A consumer of a group (Redis's ``streamConsumer``)."""
 
@@ -117,7 +165,8 @@ class Consumer:
 class ConsumerGroup:
     """A consumer group (Redis's ``streamCG``)."""
 
-    __slots__ = ("stream", "name", "last_id", "entries_read", "pel", "consumers", "_by_time")
+    __slots__ = ("stream", "name", "last_id", "entries_read", "pel", "consumers", "_by_time",
+                 "nacked", "hist", "hist_sum", "dead_letter", "due")
 
     stream: GroupStream  # The stream the group belongs to.
     name: bytes  # Group name.
@@ -126,6 +175,11 @@ class ConsumerGroup:
     pel: SortedDict  # ID -> PendingEntry: delivered (without NOACK) and not acknowledged.
     consumers: dict[bytes, Consumer]  # Consumers by name (creation order).
     _by_time: SortedList | None  # Idle-order index of the PEL, built on first CLAIM use.
+    nacked: dict[int, None]  # NACKed IDs (no consumer), in release order (XNACK, 8.8).
+    hist: list[int]  # Pending entries per delivery-count bucket (DELIVERY_BUCKETS, +Inf).
+    hist_sum: int  # Sum of the delivery counts of the pending entries.
+    dead_letter: DeadLetter | None  # Sluice's dead-letter policy, None when off.
+    due: list[int]  # IDs the last call found due for dead-lettering (drained by commands).
 
     def __init__(self, stream: GroupStream, name: bytes, last_id: int, entries_read: int) -> None:
         self.stream = stream
@@ -135,6 +189,11 @@ class ConsumerGroup:
         self.pel = SortedDict()
         self.consumers = {}
         self._by_time = None
+        self.nacked = {}
+        self.hist = [0] * (_LAST_BUCKET + 1)
+        self.hist_sum = 0
+        self.dead_letter = None
+        self.due = []
 
     # ------------------------------------------------------------ PEL plumbing
 
@@ -143,8 +202,27 @@ class ConsumerGroup:
 
     def _pel_add(self, sid: int, pe: PendingEntry) -> None:
         self.pel[sid] = pe
+        self.hist[delivery_bucket(pe.delivery_count)] += 1
+        self.hist_sum += pe.delivery_count
         if self._by_time is not None:
             self._by_time.add(self._time_key(sid, pe))
+
+    def _recount(self, pe: PendingEntry, n: int) -> None:
+        """Set a pending entry's delivery count, keeping ``hist`` in step."""
+        hist = self.hist
+        hist[delivery_bucket(pe.delivery_count)] -= 1
+        hist[delivery_bucket(n)] += 1
+        self.hist_sum += n - pe.delivery_count
+        pe.delivery_count = n
+
+    def _is_due(self, sid: int, pe: PendingEntry) -> bool:
+        """Would delivering ``pe`` once more pass the dead-letter policy? Then it is listed
+        in ``due`` and left pending (and undelivered) for the command to dead-letter."""
+        dl = self.dead_letter
+        if dl is not None and pe.delivery_count >= dl.max_deliveries:
+            self.due.append(sid)
+            return True
+        return False
 
     def _set_time(self, sid: int, pe: PendingEntry, t: int) -> None:
         """A new delivery time: the entry goes after every entry with the same time, even if
@@ -163,6 +241,10 @@ class ConsumerGroup:
         pe: PendingEntry = self.pel.pop(sid)
         if pe.consumer is not None:
             del pe.consumer.pel[sid]
+        elif self.nacked:
+            self.nacked.pop(sid, None)
+        self.hist[delivery_bucket(pe.delivery_count)] -= 1
+        self.hist_sum -= pe.delivery_count
         if self._by_time is not None:
             self._by_time.remove(self._time_key(sid, pe))
         return pe
@@ -177,6 +259,8 @@ class ConsumerGroup:
         if pe.consumer is not consumer:
             if pe.consumer is not None:
                 del pe.consumer.pel[sid]
+            elif self.nacked:
+                self.nacked.pop(sid, None)  # a NACKed entry taken again
             consumer.pel[sid] = pe
             pe.consumer = consumer
 
@@ -261,30 +345,36 @@ class ConsumerGroup:
         if noack:
             return spans, ids
         pel, mine = self.pel, consumer.pel
+        added = 0
         for sid in ids:
             pe = pel.get(sid)
             if pe is None:
                 pe = PendingEntry(consumer, now)
                 if self._by_time is None:
                     pel[sid] = pe
+                    added += 1
                 else:
                     self._pel_add(sid, pe)
                 mine[sid] = pe
             else:
                 self._give(sid, pe, consumer)
                 self._set_time(sid, pe, now)
-                pe.delivery_count = 1
+                self._recount(pe, 1)
+        self.hist[0] += added  # new entries have been delivered once
+        self.hist_sum += added
         consumer.active_time = now
         return spans, ids
 
     def read_history(
-        self, consumer: Consumer, after: int, count: int, now: int
+        self, consumer: Consumer, after: int, count: int, now: int, fits: Fits | None = None
     ) -> list[tuple[int, list[bytes] | None]]:
         """XREADGROUP with an ID: the consumer's pending entries with IDs > ``after``.
 
         Entries deleted from the stream come back as ``(id, None)`` and keep
         their counters; the others get delivery_time = now, count + 1. As in
         Redis, ``after`` = the largest ID wraps to 0 and returns everything.
+        ``fits`` (MAXCOUNT / MAXSIZE) is asked before each entry; the first it refuses ends
+        the read. An entry due for dead-lettering is left out (see ``due``).
         """
         consumer.seen_time = now
         s = self.stream
@@ -293,10 +383,14 @@ class ConsumerGroup:
         out: list[tuple[int, list[bytes] | None]] = []
         for sid in list(islice(keys, count) if count else keys):
             fields = s.get(sid)
+            pe: PendingEntry = consumer.pel[sid]
+            if fields is not None and self.dead_letter is not None and self._is_due(sid, pe):
+                continue
+            if fits is not None and not fits(sid, fields):
+                break
             if fields is not None:
-                pe: PendingEntry = consumer.pel[sid]
                 self._set_time(sid, pe, now)
-                pe.delivery_count += 1
+                self._recount(pe, pe.delivery_count + 1)
             out.append((sid, fields))
         return out
 
@@ -306,6 +400,7 @@ class ConsumerGroup:
         min_idle: int,
         count: int,
         now: int,
+        fits: Fits | None = None,
     ) -> list[ClaimedEntry]:
         """XREADGROUP CLAIM (Redis 8.4): take over entries idle >= ``min_idle``, most idle first.
 
@@ -313,8 +408,9 @@ class ConsumerGroup:
         ``consumer`` with delivery_time = now and its count + 1; the reply
         carries the idle time and the delivery count from before this claim.
         Pending IDs whose entry was deleted are skipped and stay pending, as
-        in Redis 8.6.3 (unlike XAUTOCLAIM, which drops them). Call
-        :meth:`deliver_new` afterwards with what is left of COUNT.
+        in Redis 8.6.3 (unlike XAUTOCLAIM, which drops them). NACKed entries (delivery time
+        0) come first, in release order. Call :meth:`deliver_new` afterwards with what is
+        left of COUNT. ``fits`` and ``due`` as in :meth:`read_history`.
         """
         consumer.seen_time = now
         if self._by_time is None:
@@ -331,11 +427,16 @@ class ConsumerGroup:
             fields = s.get(sid)
             if fields is None:
                 continue
-            idle = max(0, now - pe.delivery_time)
+            if self.dead_letter is not None and self._is_due(sid, pe):
+                continue
+            if fits is not None and not fits(sid, fields):
+                break
+            # A NACKed entry reports idle -1, as XPENDING shows it (the XNACK page).
+            idle = -1 if pe.consumer is None else max(0, now - pe.delivery_time)
             before = pe.delivery_count
             self._give(sid, pe, consumer)
             self._set_time(sid, pe, now)
-            pe.delivery_count += 1
+            self._recount(pe, before + 1)
             consumer.active_time = now
             out.append((sid, fields, idle, before))
         return out
@@ -401,8 +502,12 @@ class ConsumerGroup:
             pe: PendingEntry = pel[sid]
             if min_idle and now - pe.delivery_time < min_idle:
                 continue
-            name = pe.consumer.name if pe.consumer is not None else b""
-            out.append((sid, name, max(0, now - pe.delivery_time), pe.delivery_count))
+            if pe.consumer is None:
+                # NACKed: no owner (""), and idle -1, as the XNACK page's XPENDING example.
+                out.append((sid, b"", -1, pe.delivery_count))
+            else:
+                out.append((sid, pe.consumer.name, max(0, now - pe.delivery_time),
+                            pe.delivery_count))
             if len(out) >= count:
                 break
         return out
@@ -452,12 +557,15 @@ class ConsumerGroup:
                 self._pel_add(sid, pe)
             elif min_idle and now - pe.delivery_time < min_idle:
                 continue
+            elif (self.dead_letter is not None and not justid
+                  and (retrycount is None or retrycount < 0) and self._is_due(sid, pe)):
+                continue  # a delivery past the policy: dead-lettered instead
             self._give(sid, pe, consumer)
             self._set_time(sid, pe, delivery_time)
             if retrycount is not None and retrycount >= 0:
-                pe.delivery_count = retrycount
+                self._recount(pe, retrycount)
             elif not justid:
-                pe.delivery_count += 1
+                self._recount(pe, pe.delivery_count + 1)
             out.append((sid, None if justid else fields))
             consumer.active_time = now
         return out
@@ -498,10 +606,12 @@ class ConsumerGroup:
                 continue
             if min_idle and now - pe.delivery_time < min_idle:
                 continue
+            if self.dead_letter is not None and not justid and self._is_due(sid, pe):
+                continue  # dead-lettered by the command instead of claimed
             self._give(sid, pe, consumer)
             self._set_time(sid, pe, now)
             if not justid:
-                pe.delivery_count += 1
+                self._recount(pe, pe.delivery_count + 1)
             claimed.append((sid, None if justid else fields))
             count -= 1
             consumer.active_time = now
@@ -510,3 +620,45 @@ class ConsumerGroup:
         else:
             nxt = next(iter(self.pel.irange(minimum=last_seen, inclusive=(False, True))), 0)
         return nxt, claimed, deleted
+
+    # ----------------------------------------------------------------- XNACK
+
+    def nack(self, ids: Sequence[int], mode: str, retrycount: int = -1,
+             force: bool = False) -> list[int]:
+        """XNACK (Redis 8.8): release pending entries to the group; returns the IDs released
+        (an ID named twice counts twice, as each is looked up in turn).
+
+        Each released entry loses its consumer, gets delivery time 0 and goes to the end of
+        the NACK zone (the front of the claim order); its count becomes ``retrycount`` when
+        >= 0, else one less (SILENT, never below 0), the same (FAIL) or LLONG_MAX (FATAL).
+        With ``force``, an ID not pending but present in the stream gets a new unowned entry
+        counted 0 (``retrycount``, or LLONG_MAX for FATAL). Other IDs are ignored.
+        """
+        done: list[int] = []
+        for sid in ids:
+            pe: PendingEntry | None = self.pel.get(sid)
+            if pe is None:
+                if not force or not self.stream.exists(sid):
+                    continue
+                pe = PendingEntry(None, 0)
+                pe.delivery_count = (retrycount if retrycount >= 0
+                                     else LLONG_MAX if mode == "FATAL" else 0)
+                self._pel_add(sid, pe)
+            else:
+                if retrycount >= 0:
+                    n = retrycount
+                elif mode == "SILENT":
+                    n = max(0, pe.delivery_count - 1)
+                elif mode == "FATAL":
+                    n = LLONG_MAX
+                else:
+                    n = pe.delivery_count
+                if pe.consumer is not None:
+                    del pe.consumer.pel[sid]
+                    pe.consumer = None
+                self._recount(pe, n)
+            self._set_time(sid, pe, 0)  # a new tick: the end of the NACK zone
+            self.nacked.pop(sid, None)
+            self.nacked[sid] = None
+            done.append(sid)
+        return done
