@@ -337,6 +337,7 @@ class ServerFacade(Protocol[C]):
     def request_shutdown(self) -> None: ...  # stop the server after this iteration
     def reset_stats(self) -> None: ...  # CONFIG RESETSTAT
     def info_section(self, name: str) -> Mapping[str, object]: ...  # INFO's fields of a section
+    def note_stream(self, db: Database, key: bytes) -> None: ...  # a stream got a Sluice policy
 
 
 class Context(Protocol):

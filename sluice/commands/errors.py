@@ -375,3 +375,20 @@ HGETEX_ONE_EXPIRATION = "ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments
 HFE_MISSING_EXPIRE = "ERR missing expire time"
 HSETEX_ONE_CONDITION = "ERR Only one of FXX or FNX arguments can be specified"
 HFE_UNKNOWN = "ERR unknown argument"
+
+
+# Streams past 8.6 (issue 23). No 8.8/8.10 server was available: the XNACK mode text is the
+# one Redis's XNACK pull request (redis/redis#14797) shows; the MAXCOUNT text is the one its
+# MAXCOUNT/MAXSIZE pull request's tests match (redis/redis#15282); the others follow them and
+# are not confirmed against a real server.
+XNACK_MODE = "ERR mode must be SILENT, FAIL, or FATAL"
+XNACK_RETRYCOUNT = "ERR Invalid RETRYCOUNT option argument for XNACK"
+MAXCOUNT_NOT_POSITIVE = "ERR MAXCOUNT must be a positive integer"
+MAXSIZE_NOT_POSITIVE = "ERR MAXSIZE must be a positive integer"
+MAXCOUNT_BELOW_COUNT = "ERR MAXCOUNT must be greater than or equal to COUNT"
+
+# SLUICE.XPOLICY (Sluice's own command: our texts)
+XPOLICY_MAX_DELIVERIES = "ERR MAXDELIVERIES must be a positive integer"
+XPOLICY_MAXAGE = "ERR MAXAGE must be a positive integer (milliseconds)"
+XPOLICY_SAME_KEY = "ERR the dead-letter stream must be another key than the stream"
+XPOLICY_NO_STREAM = b"ERR no such stream '%s'"

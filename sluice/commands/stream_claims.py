@@ -20,6 +20,11 @@ Invariants and Redis details kept:
   element and count against COUNT. The cursor is the next PEL ID, ``0-0`` at the end.
 - Effects are logged as XCLAIM ... FORCE JUSTID records (and XGROUP SETID for a LASTID that
   claimed nothing) instead of the command, as ``streamPropagateXCLAIM`` does.
+- XPENDING shows a NACKed entry (XNACK, Redis 8.8) with owner ``""`` and idle ``-1``, as the
+  XNACK page's example; the summary counts it but lists it under no consumer.
+- Dead letters (Sluice, opt-in): an entry XCLAIM or XAUTOCLAIM would deliver past its group's
+  dead-letter policy goes to the dead-letter stream instead and is left out of the reply
+  (``stream_deadletter.py``); the command's log is then one MULTI/EXEC.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from .errors import (
 )
 from .spec import ACCESS, DELETE, FAST, READONLY, RO, RW, UPDATE, WRITE, A, cmd, key_at
 from .stream_common import entries_reply
+from .stream_deadletter import drain, propagate
 from .stream_groups import (
     claim_argv,
     createconsumer_argv,
@@ -165,6 +171,7 @@ def xclaim(ctx: Context, args: Args) -> Reply:
     log = [drop_argv(key, name, sid, owner, now, group.last_id) for sid in pending_gone]
     log += [claim_argv(key, name, sid, group.pel[sid], owner, group.last_id)
             for sid, _ in claimed]
+    dead = drain(ctx, key, group, log) if group.due else 0
     if not log and group.last_id != old_last:
         log.append(setid_argv(key, group))
     changes = len(log) + created  # Redis counts a new consumer as a change too
@@ -173,8 +180,8 @@ def xclaim(ctx: Context, args: Args) -> Reply:
         # creation so the AOF keeps it.
         log.insert(0, createconsumer_argv(key, name, owner))
     if log:
-        group_dirty(ctx, changes)
-        ctx.rewrite_argv(*log)
+        group_dirty(ctx, changes - 2 * dead)  # dead letters counted their own changes
+        propagate(ctx, log, bool(dead))
     if justid:
         return [format_id(sid) for sid, _ in claimed]
     return entries_reply(claimed)
@@ -216,11 +223,12 @@ def xautoclaim(ctx: Context, args: Args) -> Reply:
     log += [claim_argv(key, name, sid, group.pel[sid], owner, group.last_id)
             for sid, _ in claimed]
     changes = len(log) + created  # Redis counts a new consumer as a change too
+    dead = drain(ctx, key, group, log) if group.due else 0
     if not log and created:
         log.append(createconsumer_argv(key, name, owner))
     if log:
         group_dirty(ctx, changes)
-        ctx.rewrite_argv(*log)
+        propagate(ctx, log, bool(dead))
     body = [format_id(sid) for sid, _ in claimed] if justid else entries_reply(claimed)
     return [format_id(cursor), body, [format_id(sid) for sid in deleted]]
 

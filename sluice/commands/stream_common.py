@@ -13,6 +13,9 @@ Role: the pieces every stream handler needs and that must behave the same everyw
 - ``parse_count``: COUNT for XREAD / XREADGROUP (negative means no limit, as Redis clamps).
 - ``parse_block_timeout``: BLOCK milliseconds of XREAD / XREADGROUP.
 - ``parse_policy``: KEEPREF | DELREF | ACKED (Redis 8.2) as the storage's ``RefPolicy``.
+- ``ReplyBudget`` / ``parse_reply_cap``: XREAD / XREADGROUP ``MAXCOUNT`` and ``MAXSIZE``
+  (Redis 8.10, from the redis.io pages; no 8.10 server here): a cap on the entries and on the
+  bytes of the whole reply, across streams, never below one entry.
 - ``TrimArgs`` / ``parse_add_or_trim`` / ``trim_and_rewrite``: Redis's
   ``streamParseAddOrTrimArgsOrReply`` shared by XADD and XTRIM, with the Redis 8.2 reference
   policies and the Redis 8.6 idempotent-production options of XADD (IDMPAUTO pid | IDMP pid
@@ -45,6 +48,7 @@ from .context import Context
 from .errors import CommandError
 
 __all__ = [
+    "ReplyBudget",
     "TrimArgs",
     "entries_reply",
     "entry_reply",
@@ -55,6 +59,7 @@ __all__ = [
     "parse_block_timeout",
     "parse_count",
     "parse_policy",
+    "parse_reply_cap",
     "range_reply",
     "render_entries",
     "trim_and_rewrite",
@@ -115,6 +120,88 @@ def entry_template(names: tuple[bytes, ...]) -> bytes:
             _TEMPLATES.clear()
         _TEMPLATES[names] = template
     return template
+
+
+def parse_reply_cap(raw: bytes, error: str) -> int:
+    """MAXCOUNT / MAXSIZE: a positive integer, else ``error`` (also for a non-number)."""
+    n = string2ll(raw)
+    if n is None or n <= 0:
+        raise CommandError(error)
+    return n
+
+
+def _bulk_size(n: int) -> int:
+    return n + len(b"%d" % n) + 5  # $<n>\r\n<bytes>\r\n
+
+
+class ReplyBudget:
+    """What is left of XREAD / XREADGROUP's MAXCOUNT and MAXSIZE while the reply is built.
+
+    The pages' rules (Redis 8.10): MAXCOUNT caps the entries of the whole reply, filling
+    streams in the order named; MAXSIZE caps its bytes; at least one entry is always
+    returned (the byte budget is only enforced once one entry is in); whichever bound is
+    reached first wins; an entry that does not fit is neither sent nor (XREADGROUP) added to
+    the PEL, and it ends the reply: later streams get nothing.
+
+    Bytes are counted as our RESP2 encoding spells them: each entry, plus each served
+    stream's ``[key, entries]`` header. Redis measures its own reply buffer; the page does not
+    say more, so the two may differ by the few bytes of the headers (not known).
+    """
+
+    __slots__ = ("count_left", "maxsize", "used", "emitted", "header", "closed")
+
+    def __init__(self, maxcount: int, maxsize: int) -> None:
+        self.count_left = maxcount or -1  # -1: no MAXCOUNT
+        self.maxsize = maxsize  # 0: no MAXSIZE
+        self.used = 0  # bytes counted so far
+        self.emitted = 0  # entries in the reply so far
+        self.header = 0  # bytes of the current stream's header, until its first entry
+        self.closed = False  # an entry did not fit: nothing more goes in
+
+    def begin_stream(self, key: bytes) -> None:
+        """A stream is about to be served: its header counts with its first entry."""
+        self.header = 4 + _bulk_size(len(key)) + 8  # *2, the key, *<n> (n up to 6 digits)
+
+    def per_stream(self, count: int) -> int:
+        """COUNT for the next stream (0: no limit) under what is left of MAXCOUNT; -1: none."""
+        if self.closed or self.count_left == 0:
+            return -1
+        if self.count_left < 0:
+            return count
+        return self.count_left if not count else min(count, self.count_left)
+
+    def fits(self, sid: int, fields: list[bytes] | None, extra: int = 0) -> bool:
+        """May this entry go in? If so it is counted. ``extra``: bytes beyond id + fields
+        (XREADGROUP CLAIM's idle time and delivery count)."""
+        if self.closed or self.count_left == 0:
+            return False
+        if self.maxsize:
+            size = 4 + _bulk_size(len(format_id(sid))) + extra + self.header
+            if fields is None:
+                size += 5  # *-1
+            else:
+                size += len(b"*%d\r\n" % len(fields)) + sum(_bulk_size(len(f)) for f in fields)
+            if self.emitted and self.used + size > self.maxsize:
+                self.closed = True
+                return False
+            self.used += size
+            self.header = 0
+        self.emitted += 1
+        if self.count_left > 0:
+            self.count_left -= 1
+        return True
+
+    def fitting(self, spans: list[tuple[Node, int, int]]) -> int:
+        """How many of the live entries in ``spans`` (``Stream.spans``) fit, in order."""
+        n = 0
+        for node, lo, hi in spans:
+            data = node.data
+            for i in range(lo, hi):
+                if data[i] is not None:
+                    if not self.fits(node.id_at(i), node.fields_at(i)):
+                        return n
+                    n += 1
+        return n
 
 
 def parse_count(raw: bytes) -> int:

@@ -110,7 +110,7 @@ def _full_groups(stream: Stream, count: int) -> list[Any]:
                 b"pending": [[fid(sid), pe.delivery_time, pe.delivery_count]
                              for sid, pe in cpel],
             }))
-        out.append(Map({
+        group = Map({
             b"name": g.name,
             b"last-delivered-id": fid(g.last_id),
             b"entries-read": None if g.entries_read < 0 else g.entries_read,
@@ -119,7 +119,12 @@ def _full_groups(stream: Stream, count: int) -> list[Any]:
             b"pending": [[fid(sid), b"" if pe.consumer is None else pe.consumer.name,
                           pe.delivery_time, pe.delivery_count] for sid, pe in pel],
             b"consumers": consumers,
-        }))
+        })
+        if g.nacked:
+            # Redis 8.8's field (XINFO STREAM page), shown only once XNACK has released
+            # something, so a group that never used XNACK reads exactly as in 8.6.
+            group[b"nacked-count"] = len(g.nacked)
+        out.append(group)
     return out
 
 

@@ -31,6 +31,16 @@ Semantics mirrored from ``t_stream.c`` (current Redis, 7.2+, where it differs fr
 - Effects are logged, not the command (``preventCommandPropagation``): XGROUP CREATECONSUMER
   for a new consumer, one XCLAIM ... FORCE JUSTID per entry added to or moved in the PEL, and
   XGROUP SETID ... ENTRIESREAD when the group's last ID moved.
+- ``MAXCOUNT`` / ``MAXSIZE`` (Redis 8.10, from the redis.io page; no 8.10 server here): caps
+  on the whole reply across streams (``stream_common.ReplyBudget``), for ``>`` and history
+  reads alike, checked before each entry is delivered, so an entry that does not fit is not
+  added to the PEL. Once the budget is spent the later streams are not served (their
+  consumer is still created and seen, as for a stream with nothing to serve).
+- NACKed entries (XNACK, Redis 8.8) are served by ``>`` only with CLAIM, first, in the order
+  they were released: the XREADGROUP page's ordering guarantees for CLAIM.
+- Dead letters (Sluice, opt-in): an entry a history read or CLAIM would deliver past its
+  group's dead-letter policy goes to the dead-letter stream instead
+  (``stream_deadletter.py``); the command's log is then one MULTI/EXEC.
 """
 
 from __future__ import annotations
@@ -49,6 +59,9 @@ from .context import Command, Context, Reply
 from .errors import (
     CLAIM_IDLE_NEGATIVE,
     CLAIM_IDLE_NOT_INTEGER,
+    MAXCOUNT_BELOW_COUNT,
+    MAXCOUNT_NOT_POSITIVE,
+    MAXSIZE_NOT_POSITIVE,
     NOGROUP_XREADGROUP,
     SYNTAX,
     XREADGROUP_DOLLAR,
@@ -60,10 +73,13 @@ from .errors import (
 from .spec import ACCESS, BLOCKING, RO, WRITE, A, cmd, keys_after
 from .stream_common import (
     LLONG_MAX,
+    ReplyBudget,
     entries_reply,
     parse_block_timeout,
+    parse_reply_cap,
     render_entries,
 )
+from .stream_deadletter import drain, propagate
 from .stream_groups import (
     claim_argv,
     createconsumer_argv,
@@ -83,6 +99,8 @@ class ReadGroupArgs:
     count: int  # 0: no limit
     block_ms: int | None  # None: no BLOCK; 0: forever
     claim: int | None  # CLAIM min-idle-time, None when absent
+    maxcount: int  # MAXCOUNT (8.10), 0 when absent
+    maxsize: int  # MAXSIZE (8.10), 0 when absent
     noack: bool
     keys: list[bytes]
     ids: list[int]
@@ -109,7 +127,7 @@ def parse_xreadgroup(ctx: Context, now: int) -> tuple[ReadGroupArgs, list[Consum
             return a, [lookup_group(ctx, key, a.group, NOGROUP_XREADGROUP)[1]
                        for key in a.keys]
     argc = len(argv)
-    count = 0
+    count = maxcount = maxsize = 0
     block: int | None = None
     claim: int | None = None
     noack = False
@@ -125,6 +143,12 @@ def parse_xreadgroup(ctx: Context, now: int) -> tuple[ReadGroupArgs, list[Consum
         elif opt == b"COUNT" and more:
             i += 1
             count = max(0, parse_int(argv[i]))
+        elif opt == b"MAXCOUNT" and more:  # Redis 8.10
+            i += 1
+            maxcount = parse_reply_cap(argv[i], MAXCOUNT_NOT_POSITIVE)
+        elif opt == b"MAXSIZE" and more:  # Redis 8.10
+            i += 1
+            maxsize = parse_reply_cap(argv[i], MAXSIZE_NOT_POSITIVE)
         elif opt == b"CLAIM" and more:
             i += 1
             claim = parse_int(argv[i], CLAIM_IDLE_NOT_INTEGER)
@@ -147,6 +171,8 @@ def parse_xreadgroup(ctx: Context, now: int) -> tuple[ReadGroupArgs, list[Consum
         raise CommandError(SYNTAX)
     if group is None or consumer is None:
         raise CommandError(XREADGROUP_MISSING_GROUP)
+    if maxcount and count and maxcount < count:
+        raise CommandError(MAXCOUNT_BELOW_COUNT)
     n = (argc - streams_at) // 2
     keys = argv[streams_at : streams_at + n]
     ids: list[int] = []
@@ -161,36 +187,51 @@ def parse_xreadgroup(ctx: Context, now: int) -> tuple[ReadGroupArgs, list[Consum
             raise CommandError(XREADGROUP_PLUS)
         else:
             ids.append(parse_strict_id(raw))
-    a = ReadGroupArgs(group, consumer, count, block, claim, noack, keys, ids)
+    a = ReadGroupArgs(group, consumer, count, block, claim, maxcount, maxsize, noack, keys, ids)
     ctx.parse_memo = (argv, a)
     return a, groups
 
 
-def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGroupArgs,
-               now: int, log: list[list[bytes]] | None) -> tuple[Any, int]:
+def _serve_new(ctx: Context, key: bytes, group: ConsumerGroup, consumer: Consumer,
+               a: ReadGroupArgs, now: int, log: list[list[bytes]] | None,
+               budget: ReplyBudget | None, count: int) -> tuple[Any, int, int]:
     """``>`` for one stream: claimed entries (CLAIM), then new ones; None if nothing.
 
-    Returns the entries and how many changes Redis would propagate; their XCLAIM / XGROUP
-    SETID records are built into ``log`` only when there is an AOF to feed.
+    Returns the entries, how many changes Redis would propagate and how many entries were
+    dead-lettered; their XCLAIM / XGROUP SETID records are built into ``log`` only when there
+    is an AOF to feed. ``count`` is COUNT under what is left of MAXCOUNT (0: no limit).
     """
     stream = group.stream
     out: list[Any] = []
-    changes = 0
-    left = a.count
+    changes = dead = 0
+    left = count
     if a.claim is not None:
-        claimed = group.claim_idle(consumer, a.claim, a.count, now)
+        fits = None if budget is None else (
+            lambda sid, fields: budget.fits(sid, fields, 24))  # + idle and count integers
+        claimed = group.claim_idle(consumer, a.claim, count, now, fits)
+        if group.due:  # past the dead-letter policy: moved rather than claimed
+            dl_log: list[list[bytes]] = []
+            dead = drain(ctx, key, group, dl_log)
+            changes += dead
+            if log is not None:
+                log += dl_log
         changes += len(claimed)
         for sid, fields, idle, delivered in claimed:
             out.append([format_id(sid), fields, idle, delivered])
         if log is not None:
             log += [claim_argv(key, group.name, sid, group.pel[sid], consumer.name,
                                group.last_id) for sid, _, _, _ in claimed]
-        if a.count:
-            left = a.count - len(claimed)
+        if count:
+            left = count - len(claimed)
     # Nothing new: the group is at the stream's last ID (or past its last live entry).
-    if (a.count and left <= 0) or group.last_id >= stream.last_id or not stream.length \
-            or stream.last_live_id() <= group.last_id:
-        return out or None, changes
+    if (count and left <= 0) or group.last_id >= stream.last_id or not stream.length \
+            or stream.last_live_id() <= group.last_id or (budget is not None and budget.closed):
+        return out or None, changes, dead
+    if budget is not None:
+        # Checked before delivering: what does not fit stays out of the PEL (8.10 page).
+        left = budget.fitting(stream.spans(group.last_id + 1, MAX_ID, left))
+        if not left:
+            return out or None, changes, dead
     old_last = group.last_id
     spans, ids = group.deliver_new_spans(consumer, left, now, a.noack)
     if not a.noack:
@@ -205,9 +246,9 @@ def _serve_new(key: bytes, group: ConsumerGroup, consumer: Consumer, a: ReadGrou
             log.append(setid_argv(key, group))
     if a.claim is None:
         # Rendered from the nodes (as XRANGE's reply), no list per entry.
-        return (render_entries(spans) if ids else None), changes
+        return (render_entries(spans) if ids else None), changes, dead
     out += [[format_id(sid), fields, 0, 0] for sid, fields in span_entries(spans)]
-    return out or None, changes
+    return out or None, changes, dead
 
 
 def xreadgroup(ctx: Context, args: Args) -> Reply:
@@ -216,25 +257,44 @@ def xreadgroup(ctx: Context, args: Args) -> Reply:
     served: list[tuple[bytes, Any]] = []
     log: list[list[bytes]] | None = [] if ctx.server.aof is not None else None
     changes = 0
+    dead = 0  # entries dead-lettered (Sluice): the log must then be one transaction
+    budget = ReplyBudget(a.maxcount, a.maxsize) if a.maxcount or a.maxsize else None
     for key, sid, group in zip(a.keys, a.ids, groups, strict=True):
         consumer, created = group.get_or_create_consumer(a.consumer, now)
         if created:
             changes += 1
             if log is not None:
                 log.append(createconsumer_argv(key, a.group, a.consumer))
+        count = a.count
+        if budget is not None:
+            count = budget.per_stream(a.count)
+            if count < 0:  # MAXCOUNT / MAXSIZE spent: this stream is not served
+                consumer.seen_time = now
+                continue
+            budget.begin_stream(key)
         if sid != MAX_ID:
-            # History: BLOCK, NOACK and CLAIM are ignored; nothing to propagate.
-            served.append((key, entries_reply(group.read_history(consumer, sid, a.count, now))))
+            # History: BLOCK, NOACK and CLAIM are ignored; nothing to propagate (but dead
+            # letters, when a policy moves an entry instead of delivering it again).
+            fits = None if budget is None else budget.fits
+            history = group.read_history(consumer, sid, count, now, fits)
+            if group.due:
+                dl_log: list[list[bytes]] = []
+                n = drain(ctx, key, group, dl_log)
+                dead += n
+                if log is not None:
+                    log += dl_log
+            served.append((key, entries_reply(history)))
             continue
         consumer.seen_time = now
-        entries, n = _serve_new(key, group, consumer, a, now, log)
+        entries, n, moved = _serve_new(ctx, key, group, consumer, a, now, log, budget, count)
+        dead += moved
         changes += n > 0  # Redis counts one change per stream it propagates anything for
         if entries is not None:
             served.append((key, entries))
-    if changes:
+    if changes or dead:
         group_dirty(ctx, changes)
         if log:
-            ctx.rewrite_argv(*log)
+            propagate(ctx, log, bool(dead))
     if served:
         return _streams_reply(ctx, served)
     if a.block_ms is not None:
@@ -327,6 +387,7 @@ COMMANDS: tuple[Command, ...] = (
                    "with COUNT), you can consider it O(1). On the other side when XREADGROUP "
                    "blocks, XADD will pay the O(N) time in order to serve the N clients "
                    "blocked on the stream getting new data.",
-        syntax="GROUP group consumer [COUNT count] [BLOCK milliseconds] [CLAIM min-idle-time] "
-               "[NOACK] STREAMS key [key ...] id [id ...]", ready_check=ready_check),
+        syntax="GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] "
+               "[BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id "
+               "[id ...]", ready_check=ready_check),
 )

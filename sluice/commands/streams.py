@@ -63,6 +63,7 @@ from .spec import (
     keys_after,
 )
 from .stream_common import (
+    ReplyBudget,
     entries_reply,
     get_stream,
     new_stream,
@@ -70,6 +71,7 @@ from .stream_common import (
     parse_block_timeout,
     parse_count,
     parse_ids_block,
+    parse_reply_cap,
     range_reply,
     trim_and_rewrite,
 )
@@ -362,7 +364,7 @@ def xread(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     argc = len(argv)
     timeout = -1  # no BLOCK
-    count = 0
+    count = maxcount = maxsize = 0
     streams_at = nstreams = 0
     i = 1
     while i < argc:
@@ -374,6 +376,12 @@ def xread(ctx: Context, args: Args) -> Reply:
         elif opt == b"count" and more:
             i += 1
             count = parse_count(argv[i])
+        elif opt == b"maxcount" and more:  # Redis 8.10
+            i += 1
+            maxcount = parse_reply_cap(argv[i], E.MAXCOUNT_NOT_POSITIVE)
+        elif opt == b"maxsize" and more:  # Redis 8.10
+            i += 1
+            maxsize = parse_reply_cap(argv[i], E.MAXSIZE_NOT_POSITIVE)
         elif opt == b"streams" and more:
             streams_at = i + 1
             if (argc - streams_at) & 1:
@@ -391,6 +399,8 @@ def xread(ctx: Context, args: Args) -> Reply:
         i += 1
     if not streams_at:
         raise CommandError(E.SYNTAX)
+    if maxcount and count and maxcount < count:
+        raise CommandError(E.MAXCOUNT_BELOW_COUNT)
     keys = argv[streams_at : streams_at + nstreams]
     db = ctx.db
     streams: list[Stream | None] = []
@@ -411,15 +421,26 @@ def xread(ctx: Context, args: Args) -> Reply:
         streams.append(s)
 
     served: list[tuple[bytes, Any]] = []
+    budget = ReplyBudget(maxcount, maxsize) if maxcount or maxsize else None
     for key, s, gt in zip(keys, streams, after, strict=True):
         if s is None or not s.length:
             continue
+        n = count
+        if budget is not None:
+            n = budget.per_stream(count)
+            if n < 0:
+                break  # MAXCOUNT or MAXSIZE reached: later streams get nothing
+            budget.begin_stream(key)
         if gt < 0:  # "+": just the last entry, COUNT notwithstanding (Redis 7.4+)
             last = s.last_entry()
-            if last is not None:
+            if last is not None and (budget is None or budget.fits(*last)):
                 served.append((key, entries_reply([last])))
         elif gt != MAX_ID and s.last_live_id() > gt:
-            served.append((key, range_reply(s, gt + 1, MAX_ID, count)))
+            if budget is not None:
+                n = budget.fitting(s.spans(gt + 1, MAX_ID, n))
+                if not n:
+                    break
+            served.append((key, range_reply(s, gt + 1, MAX_ID, n)))
     if served:
         if not ctx.resp3:
             return [[k, v] for k, v in served]
@@ -500,6 +521,6 @@ COMMANDS: tuple[Command, ...] = (
         complexity="For each stream mentioned: O(N) with N being the number of elements being "
         "returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK "
         "option is used, XADD will pay O(M) time in order to serve the M clients blocked on the "
-        "stream getting new data.", syntax="[COUNT count] [BLOCK milliseconds] STREAMS key [key ...] id "
-        "[id ...]"),
+        "stream getting new data.", syntax="[COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] "
+        "[BLOCK milliseconds] STREAMS key [key ...] id [id ...]"),
 )

@@ -78,6 +78,20 @@ def _encoded(value: Any) -> Any:
     return _text(reader.gets())
 
 
+# Rows the reference (8.6.3) cannot have. XNACK came in Redis 8.8: its record is written out
+# from the 8.8 documentation (redis.io's XNACK page and src/commands/xnack.json: arity -7,
+# WRITE FAST, @stream, one RW UPDATE key at 1). Sluice's own commands (``sluice.*``) are
+# namespaced so that no Redis command can collide with them: the test checks that the
+# reference indeed has no such name.
+LATER_REDIS: dict[str, dict[str, Any]] = {
+    "xnack": {
+        "name": "xnack", "arity": -7, "flags": ["fast", "write"], "range": (1, 1, 1),
+        "categories": ["@fast", "@stream", "@write"],
+        "key_specs": [{"flags": ["RW", "update"], "begin_search": ("index", {"index": 1}),
+                       "find_keys": ("range", {"lastkey": 0, "keystep": 1, "limit": 0})}],
+    },
+}
+
 OUR_TABLE = load_table()
 OUR_ROWS = {c.name: c for c in every_command(OUR_TABLE)}
 
@@ -107,7 +121,13 @@ def differences(name: str, ours: dict[str, Any], theirs: dict[str, Any]) -> list
 @pytest.mark.parametrize("name", sorted(OUR_ROWS))
 def test_row_matches_redis(name: str, reference_rows: dict[str, Any],
                            our_rows: dict[str, Any]) -> None:
+    if name.split("|")[0].startswith("sluice."):
+        assert name not in reference_rows, f"{name} collides with a Redis command"
+        return
     theirs = reference_rows.get(name)
+    if theirs is None and name in LATER_REDIS:
+        assert name not in reference_rows
+        theirs = LATER_REDIS[name]
     assert theirs is not None, f"{name} is not a command of the reference Redis"
     wrong = differences(name, our_rows[name], theirs)
     assert not wrong, f"{name}:\n  " + "\n  ".join(wrong)
