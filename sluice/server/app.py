@@ -8,7 +8,10 @@ then every client's output buffer in one write each) is ``write_replies``, queue
 ``call_soon`` so that it runs once, after every I/O callback of the loop iteration.
 
 ``cron`` runs ``hz`` times a second: active expiry (bounded work), client timeouts and output
-buffer soft limits (Redis's ``serverCron`` / ``clientsCron``).
+buffer soft limits (Redis's ``serverCron`` / ``clientsCron``), and Sluice's stream work
+(``streams_bg.py``: the stream directory's walk, retention by age; bounded work too).
+The optional Prometheus endpoint (``metrics-port``) is one more listener on the loop
+(``metrics.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from sluice.commands import load_table
 from sluice.commands.admin import monitor_line, redacted
 from sluice.commands.context import Command, Reply, SlowlogEntry
-from sluice.commands.errors import CommandError
+from sluice.commands.errors import CommandError, ConfigError
 from sluice.commands.hash_common import count_field_expiry
 from sluice.commands.spec import F
 from sluice.protocol import ErrorReply, ProtocolError
@@ -40,8 +43,10 @@ from .dispatch import call, exec_queued, is_plain, reject, run_batch
 from .latency import LatencyMonitor
 from .pause import ClientPause
 from .pubsub import PubSub
+from .streams_bg import StreamDirectory, retention_cycle
 
 if TYPE_CHECKING:
+    from .metrics import MetricsEndpoint
     from .persistence import AppendOnlyFile
     from .snapshot import Persistence
 
@@ -105,6 +110,11 @@ class Server:
         self._shutdown: asyncio.Future[None] | None = None
         self.pause = ClientPause(self)  # CLIENT PAUSE
         self.active_expire_enabled = True  # DEBUG SET-ACTIVE-EXPIRE
+        # Sluice's stream work (streams_bg.py): the directory of stream keys is walked by the
+        # cron only once something needs it (a retention policy, the metrics endpoint).
+        self.stream_directory = StreamDirectory(self.keyspace)
+        self.streams_wanted = False
+        self.metrics: MetricsEndpoint | None = None  # the Prometheus endpoint, when on
         self.latency = LatencyMonitor()  # LATENCY: spikes over latency-monitor-threshold
         self.slow_threshold_us = 0  # the least duration SLOWLOG or LATENCY wants to see
         self._update_slow_threshold()
@@ -165,6 +175,7 @@ class Server:
 
         self.persistence = Persistence(self)
         self.persistence.load()  # AOF or RDB, before the first client (raises LoadError)
+        self._find_streams()
 
         def factory() -> ClientProtocol:
             return ClientProtocol(self)
@@ -176,8 +187,31 @@ class Server:
         elif self.config.port:  # port 0: no TCP listener
             await listen.open_tcp(self, factory, self.config.port)
         await listen.open_extra(self, factory)  # tls-port, unixsocket
+        if self.config.metrics_port:
+            await self._start_metrics(self.config.metrics_port)
         self._schedule_cron()
         log.info("Ready to accept connections on port %s", self.port)
+
+    def _find_streams(self) -> None:
+        """After loading: learn every stream key once (O(keys), like the load itself), so
+        the retention policies that came with the data run from the first tick."""
+        directory = self.stream_directory
+        directory.walk(sum(len(db) for db in self.keyspace.dbs) + 1)
+        self.streams_wanted = any(s.retention is not None for _, _, s in directory.streams())
+
+    async def _start_metrics(self, port: int) -> None:
+        try:
+            from .metrics import MetricsEndpoint
+        except ImportError as e:  # the optional dependency: pip install sluice[metrics]
+            raise ConfigError(f"metrics-port needs the prometheus_client package "
+                              f"(pip install 'sluice[metrics]'): {e}") from e
+        self.metrics = MetricsEndpoint(self)
+        await self.metrics.start(port)
+
+    def note_stream(self, db: Database, key: bytes) -> None:
+        """A stream was given a Sluice policy: the directory knows it at once."""
+        self.stream_directory.note(db, key)
+        self.streams_wanted = True
 
     async def serve_forever(self) -> None:
         assert self._shutdown is not None
@@ -199,6 +233,8 @@ class Server:
         """Stop listening, close every client, cancel the cron: nothing left running."""
         if self._cron is not None:
             self._cron.cancel()
+        if self.metrics is not None:
+            await self.metrics.close()
         for srv in self.listeners:
             srv.close()
         for client in list(self.clients.values()):
@@ -586,6 +622,10 @@ class Server:
                             and client.postponed is None
                             and now - client.last_ms > timeout * 1000):
                         self.close_client(client)
+            if self.streams_wanted or self.metrics is not None:
+                self.stream_directory.walk()
+                if not self.pause.mode:
+                    retention_cycle(self, self.stream_directory)
             if self.persistence is not None:
                 self.persistence.cron()
             elif self.aof is not None:

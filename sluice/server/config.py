@@ -210,6 +210,7 @@ PARAMS: list[Param] = [
     Param("stream-node-max-bytes", "memory", 4096, 0, 2**63 - 1),
     Param("stream-idmp-duration", "int", 100, 1, 86400),  # a new stream's IDMP settings (8.6)
     Param("stream-idmp-maxsize", "int", 100, 1, 10000),
+    Param("metrics-port", "int", 0, 0, 65535, flags=IMMUTABLE),  # Prometheus endpoint (metrics.py)
     Param("list-max-listpack-size", "int", -2, -(2**31), 2**31 - 1, aliases=("list-max-ziplist-size",)),
     Param("hash-max-listpack-entries", "int", 512, 0, 2**63 - 1, aliases=("hash-max-ziplist-entries",)),
     Param("hash-max-listpack-value", "memory", 64, 0, 2**63 - 1, aliases=("hash-max-ziplist-value",)),

@@ -88,6 +88,9 @@ def _rss() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+rss = _rss  # the metrics endpoint's redis_memory_used_bytes (INFO used_memory)
+
+
 def _total_memory() -> int:
     try:
         return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")

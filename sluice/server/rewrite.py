@@ -7,8 +7,9 @@ strings as ``SET``, lists as ``RPUSH`` in batches of 64 items (``AOF_REWRITE_ITE
 hashes as ``HMSET`` (and ``HPEXPIREAT`` per field with a TTL),
 streams as Redis's ``rewriteStreamObject`` writes them (XADD per entry, XSETID with
 ENTRIESADDED/MAXDELETEDID, XGROUP CREATE ... ENTRIESREAD, XGROUP CREATECONSUMER for consumers
-without pending entries, XCLAIM ... TIME RETRYCOUNT JUSTID FORCE per pending entry, XCFGSET
-and XIDMPRECORD for the idempotent-production state), then
+without pending entries, XCLAIM ... TIME RETRYCOUNT JUSTID FORCE per pending entry, XNACK ...
+RETRYCOUNT FORCE per NACKed entry in release order (Redis 8.8), XCFGSET and XIDMPRECORD for
+the idempotent-production state, then Sluice's SLUICE.XPOLICY policies), then
 ``PEXPIREAT`` for keys with a TTL. A value type whose family registers no emitter makes
 the rewrite fail loudly rather than drop data.
 
@@ -80,9 +81,14 @@ def _emit_stream(key: bytes, s: Any, cfg: Any) -> Iterator[list[bytes]]:
             if not c.pel:
                 yield [b"XGROUP", b"CREATECONSUMER", key, g.name, c.name]
         for sid, pe in g.pel.items():
+            if pe.consumer is None:
+                continue  # NACKed: below, in release order
             yield [b"XCLAIM", key, g.name, pe.consumer.name, b"0", _sid(sid),
                    b"TIME", b"%d" % pe.delivery_time, b"RETRYCOUNT", b"%d" % pe.delivery_count,
                    b"JUSTID", b"FORCE"]
+        for sid in g.nacked:
+            yield [b"XNACK", key, g.name, b"FAIL", b"IDS", b"1", _sid(sid), b"RETRYCOUNT",
+                   b"%d" % g.pel[sid].delivery_count, b"FORCE"]
     idmp = s.idmp
     if (idmp.duration, idmp.maxsize) != (cfg.stream_idmp_duration, cfg.stream_idmp_maxsize):
         yield [b"XCFGSET", key, b"IDMP-DURATION", b"%d" % idmp.duration, b"IDMP-MAXSIZE",
@@ -91,6 +97,15 @@ def _emit_stream(key: bytes, s: Any, cfg: Any) -> Iterator[list[bytes]]:
         for iid, (sid, _ms) in idmp.producers[pid].items():
             if s.exists(sid):
                 yield [b"XIDMPRECORD", key, pid, iid, _sid(sid)]
+    ret = s.retention
+    if ret is not None:
+        yield [b"SLUICE.XPOLICY", b"RETENTION", key, b"MAXAGE", b"%d" % ret.max_age_ms,
+               ret.policy.encode()]
+    for g in s.groups_in_order():
+        dl = g.dead_letter
+        if dl is not None:
+            yield [b"SLUICE.XPOLICY", b"DEADLETTER", key, g.name, dl.key, b"MAXDELIVERIES",
+                   b"%d" % dl.max_deliveries]
 
 
 def _emit_hash(key: bytes, h: Any, cfg: Any) -> Iterator[list[bytes]]:
