@@ -30,6 +30,7 @@ PARSE_ERRORS = "parseErrors"
 STARTING_OFFSETS = "startingOffsets"
 MAX_RECORDS_PER_TRIGGER = "maxRecordsPerTrigger"
 GROUP = "group"
+FAIL_ON_DATA_LOSS = "failOnDataLoss"
 IDEMPOTENT = "idempotent"
 PRODUCER_ID = "producerId"
 SOCKET_TIMEOUT = "socketTimeout"
@@ -125,6 +126,7 @@ class ReadOptions:
     max_records_per_trigger: int | None
     group: str | None
     progress: tuple[str, int] | None = None  # PROGRESS_ADDRESS, parsed
+    fail_on_data_loss: bool = True  # streaming: fail when a checkpoint was trimmed (dataloss.py)
 
     @classmethod
     def from_options(cls, options: Mapping[str, str]) -> ReadOptions:
@@ -143,6 +145,7 @@ class ReadOptions:
             ),
             group=get_option(options, GROUP) or None,
             progress=_address(get_option(options, PROGRESS_ADDRESS)),
+            fail_on_data_loss=_choice(options, FAIL_ON_DATA_LOSS, ("true", "false")) == "true",
         )
 
     @property

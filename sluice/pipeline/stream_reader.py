@@ -13,6 +13,8 @@ Invariants:
   later entries wait for the next run.
 - ``maxRecordsPerTrigger`` (Spark's ``ReadMaxRows``) bounds the rows of a micro-batch across all
   streams, shared fairly (:func:`sluice.pipeline.offsets.limited_end`).
+- A checkpoint whose history was trimmed away fails the query (``failOnDataLoss=true``, the
+  default) or is skipped with a warning (``false``): :mod:`sluice.pipeline.dataloss`.
 - ``commit()`` never trims. With option ``group`` it mirrors progress into a consumer group
   (``XGROUP CREATE`` or ``XGROUP SETID``) so ``XINFO GROUPS`` shows how far Spark has got;
   the group is informational: Spark's checkpoint, not the group, is the source of truth.
@@ -35,6 +37,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from sluice.pipeline import client as rc
+from sluice.pipeline.dataloss import DataLossError, check_data_loss
 from sluice.pipeline.ids import StreamID
 from sluice.pipeline.offsets import (
     EARLIEST,
@@ -121,6 +124,7 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def partitions(self, start: Offsets, end: Offsets) -> list[RangePartition]:
         start = normalize(self.opts.streams, start)
         end = normalize(self.opts.streams, end)
+        self._check_data_loss(start)
         planned: list[RangePartition] = []
         for stream in self.opts.streams:
             lo, hi = StreamID.parse(start[stream]), StreamID.parse(end[stream])
@@ -129,6 +133,26 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                     plan_stream_slices(stream, lo.next(), hi, self.opts.partitions_per_stream)
                 )
         return planned
+
+    def _check_data_loss(self, start: Offsets) -> None:
+        """failOnDataLoss: has the history after a checkpointed offset been trimmed away?"""
+        checked = [s for s in self.opts.streams if start[s] != "0-0"]
+        if not checked:
+            return
+        client = rc.connect(self.opts.conn)
+        try:
+            for stream in checked:
+                problem = check_data_loss(stream, StreamID.parse(start[stream]),
+                                          rc.stream_bounds(client, stream))
+                if problem is None:
+                    continue
+                if self.opts.fail_on_data_loss:
+                    raise DataLossError(f"{problem}. Set the option failOnDataLoss=false to "
+                                        f"go on from the entries that are left.")
+                log.warning("%s; going on from the entries that are left "
+                            "(failOnDataLoss=false)", problem)
+        finally:
+            client.close()
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, RangePartition)
