@@ -64,7 +64,9 @@ def xnack(ctx: Context, args: Args) -> Reply:
             i += 1
         elif opt == b"IDS" and i + 1 < len(argv):
             n = parse_int(argv[i + 1], NUMIDS_NOT_POSITIVE)
-            take = 2 + max(n, 0)
+            if n <= 0:
+                raise CommandError(NUMIDS_NOT_POSITIVE)
+            take = 2 + n
             rest += argv[i : i + take]
             i += take
         else:
