@@ -115,6 +115,7 @@ class Server:
         self.stream_directory = StreamDirectory(self.keyspace)
         self.streams_wanted = False
         self.metrics: MetricsEndpoint | None = None  # the Prometheus endpoint, when on
+        self.cronloops = 0  # cron ticks run (Redis's server.cronloops); tests wait on it
         self.latency = LatencyMonitor()  # LATENCY: spikes over latency-monitor-threshold
         self.slow_threshold_us = 0  # the least duration SLOWLOG or LATENCY wants to see
         self._update_slow_threshold()
@@ -602,6 +603,7 @@ class Server:
         self._cron = self.loop.call_later(1.0 / self.config.hz, self.cron)
 
     def cron(self) -> None:
+        self.cronloops += 1
         try:
             self.keyspace.update_lru_clock()  # OBJECT IDLETIME's clock, as Redis's lruclock
             if self.active_expire_enabled and not self.pause.mode:
