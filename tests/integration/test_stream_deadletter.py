@@ -266,3 +266,28 @@ def test_policies_and_dead_letters_survive_restarts(make_server: Factory, tmp_pa
     # and the policy still acts
     r.xclaim("jobs", "workers", "w3", 0, ["2-0"])
     assert [f[b"origin-id"] for f in dead(r)] == [b"1-0", b"2-0"]
+
+
+def test_a_torn_dead_letter_transaction_is_dropped_whole(make_server: Factory,
+                                                         tmp_path: Path) -> None:
+    """A crash that cuts the AOF between the XADD to the dead-letter stream and the XACK
+    must not leave the entry both dead-lettered and pending: the MULTI is dropped whole."""
+    lines = [f"dir {tmp_path}", "appendonly yes", "appendfsync always"]
+    s = make_server(*lines)
+    r = s.client()
+    setup(r, n=1, max_deliveries=1)
+    r.xreadgroup("workers", "w1", {"jobs": ">"})
+    r.xclaim("jobs", "workers", "w2", 0, ["1-0"])
+    assert len(dead(r)) == 1
+    s.stop()
+    aof_dir = tmp_path / "appendonlydir"
+    incr = next(p for p in aof_dir.iterdir() if p.name.endswith(".incr.aof"))
+    data = incr.read_bytes()
+    cut = data.rindex(b"*1\r\n$4\r\nEXEC\r\n")
+    assert data.rindex(b"XACK") < cut and data.rindex(b"jobs:dead") < cut
+    incr.write_bytes(data[:cut])  # the process died before EXEC reached the disk
+    s = make_server(*lines)
+    r = s.client()
+    assert not r.exists("jobs:dead")
+    assert [p["message_id"] for p in r.xpending_range("jobs", "workers", "-", "+", 9)] == \
+        [b"1-0"]
