@@ -201,3 +201,89 @@ def test_the_server_starts_without_the_library_when_the_port_is_0(tmp_path: Path
                           env=env, capture_output=True, timeout=30)
     assert done.returncode == 1
     assert b"prometheus_client" in done.stderr
+
+
+def _library_text(server: Any) -> bytes:
+    """The per-stream families built with prometheus_client's classes and written by its
+    ``generate_latest``: what ``stream_exposition`` must write, byte for byte."""
+    from prometheus_client import generate_latest
+    from prometheus_client.core import GaugeHistogramMetricFamily, GaugeMetricFamily
+    from prometheus_client.registry import Collector, CollectorRegistry
+
+    from sluice.server.metrics import _BUCKET_NAMES
+
+    def lab(b: bytes) -> str:
+        return b.decode("utf-8", "backslashreplace")
+
+    class Families(Collector):
+        def collect(self) -> Any:
+            sl, gl = ["db", "stream"], ["db", "stream", "group"]
+            fam = {n: GaugeMetricFamily(n, d, labels=ls) for n, d, ls in (
+                ("redis_stream_length", "Entries in the stream", sl),
+                ("redis_stream_groups", "Consumer groups of the stream", sl),
+                ("redis_stream_group_consumers", "Consumers of the group", gl),
+                ("redis_stream_group_messages_pending",
+                 "Entries delivered and not yet acknowledged", gl),
+                ("redis_stream_group_lag",
+                 "Entries not yet delivered to the group (when known)", gl),
+                ("redis_stream_group_entries_read",
+                 "Logical read counter of the group (when known)", gl),
+                ("sluice_stream_group_nacked", "Pending entries released by XNACK", gl),
+                ("sluice_stream_group_oldest_pending_age_seconds",
+                 "Age (from its ID) of the oldest pending entry", gl))}
+            hist = GaugeHistogramMetricFamily("sluice_stream_group_pending_delivery_count",
+                                              "Pending entries by number of deliveries",
+                                              labels=gl)
+            now = server.keyspace.clock.now_ms()
+            for db, key, s in server.stream_directory.streams():
+                d, k = f"db{db.id}", lab(key)
+                fam["redis_stream_length"].add_metric([d, k], s.length)
+                fam["redis_stream_groups"].add_metric([d, k], len(s.groups))
+                for g in s.groups.values():
+                    ls = [d, k, lab(g.name)]
+                    fam["redis_stream_group_consumers"].add_metric(ls, len(g.consumers))
+                    fam["redis_stream_group_messages_pending"].add_metric(ls, len(g.pel))
+                    if s.group_lag(g) is not None:
+                        fam["redis_stream_group_lag"].add_metric(ls, s.group_lag(g))
+                    if g.entries_read >= 0:
+                        fam["redis_stream_group_entries_read"].add_metric(ls, g.entries_read)
+                    fam["sluice_stream_group_nacked"].add_metric(ls, len(g.nacked))
+                    if g.pel:
+                        fam["sluice_stream_group_oldest_pending_age_seconds"].add_metric(
+                            ls, max(0, now - (g.pel.keys()[0] >> 64)) / 1000)
+                    acc, buckets = 0, []
+                    for le, n in zip(_BUCKET_NAMES, g.hist, strict=True):
+                        acc += n
+                        buckets.append((le, acc))
+                    hist.add_metric(ls, buckets, g.hist_sum)
+            yield from fam.values()
+            yield hist
+
+    reg = CollectorRegistry(auto_describe=False)
+    reg.register(Families())
+    return generate_latest(reg)
+
+
+def test_the_fast_writer_writes_what_the_library_writes(make_server: Factory) -> None:
+    from sluice.server.metrics import stream_exposition
+
+    clock = FakeClock(T0)
+    srv = make_server(clock=clock)
+    r = srv.client()
+    for key in ("a", 'we"ird\\ key\n', "ünï"):
+        for i in range(1, 30):
+            r.xadd(key, {"n": str(i)}, id=f"{T0 - 5000 + i}-0")
+        r.xgroup_create(key, "g1", "0")
+        r.xgroup_create(key, 'g "2"', "0")
+        r.xreadgroup("g1", "c", {key: ">"}, count=20)
+        r.xclaim(key, "g1", "d", 0, [f"{T0 - 5000 + 1}-0"])
+        _raw(r, "XNACK", key, "g1", "FATAL", "IDS", "1", f"{T0 - 5000 + 2}-0")
+    r.xadd("empty-groups", {"x": "y"})
+
+    def both() -> tuple[bytes, bytes]:
+        server = srv.server
+        ours = stream_exposition(server).encode()
+        return ours, _library_text(server)
+
+    ours, theirs = srv.call(both)
+    assert ours == theirs
