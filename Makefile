@@ -81,6 +81,8 @@ $(VENV)/.installed-bench: $(VENV)/.installed-test pyproject.toml
 bench: install-test $(VENV)/.installed-bench
 	$(PY) benchmarks/redis_benchmark.py --stream --hash --json benchmarks/results/redis_benchmark.json
 	$(PY) benchmarks/stream_latency.py --runs 3 --json benchmarks/results/stream_latency.json
+	$(PY) benchmarks/poison_pel.py --json benchmarks/results/poison_pel.json
+	$(PY) benchmarks/metrics_scrape.py --big 10:100000 --json benchmarks/results/metrics_scrape.json
 	$(PY) benchmarks/plot.py
 
 test-pipeline: install-test

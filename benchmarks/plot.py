@@ -10,7 +10,9 @@ Reads ``redis_benchmark.json`` (``benchmarks/redis_benchmark.py --json``) and
 - ``ratios.png``: Sluice / redis-server, per command, as bars: requests per second when
   pipelined (higher is better) and server CPU per request unpipelined (lower is better);
 - ``pipeline.png``: the data pipeline (streams -> Spark -> Parquet, archive then XTRIM),
-  drawn from a description, not from measurements.
+  drawn from a description, not from measurements;
+- ``poison-pel.png`` (docs/streams.md): the PEL of a group where 1% of the messages always
+  fail, with and without a dead-letter policy (``benchmarks/poison_pel.py --json``).
 
 It also prints the two tables of docs/performance.md (Markdown) for the run.
 ``make bench`` runs both benchmarks, then this. Needs matplotlib (``pip install
@@ -210,6 +212,35 @@ def latency_table(data: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
+def poison_pel(data: dict[str, Any], out: Path) -> None:
+    fig, (pel_ax, dead_ax) = plt.subplots(1, 2, figsize=(10, 4.2))
+    styles = {("redis", False): (REDIS, "-", "redis-server 8.6.3 (no policy exists)"),
+              ("sluice", False): (SLUICE, "--", "Sluice, no policy"),
+              ("sluice", True): ("#2ca02c", "-",
+                                 f"Sluice, MAXDELIVERIES {data['max_deliveries']}")}
+    for run in data["runs"]:
+        color, ls, label = styles[run["server"], run["policy"]]
+        points = run["points"]
+        xs = list(range(1, len(points) + 1))
+        pel_ax.plot(xs, [p[1] for p in points], color=color, ls=ls, lw=1.6, label=label)
+        if run["policy"]:
+            dead_ax.plot(xs, [p[2] for p in points], color=color, lw=1.6,
+                         label="dead letters (Sluice, policy)")
+            dead_ax.plot(xs, [min(p[0], run["messages"]) // data["poison_every"]
+                              for p in points], color="grey", ls=":", lw=1.2,
+                         label="poison messages produced")
+    pel_ax.set_title("pending entries (PEL) of the group")
+    dead_ax.set_title("dead-letter stream")
+    for ax in (pel_ax, dead_ax):
+        ax.set_xlabel("round (100 new messages per round, then draining)")
+        ax.grid(True, alpha=0.25)
+        ax.legend(loc="upper left", fontsize=8)
+    pel_ax.set_ylabel("entries")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110, metadata=META)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", default=str(ROOT / "benchmarks" / "results"))
@@ -226,6 +257,9 @@ def main(argv: list[str] | None = None) -> int:
         ratios(bench, out / "ratios.png")
         print(ratio_table(bench), end="\n\n")
     pipeline(out / "pipeline.png")
+    poison = _load(results / "poison_pel.json")
+    if poison:
+        poison_pel(poison, out / "poison-pel.png")
     print(f"pictures in {out}")
     return 0
 
