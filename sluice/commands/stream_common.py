@@ -163,12 +163,19 @@ class ReplyBudget:
         self.header = 4 + _bulk_size(len(key)) + 8  # *2, the key, *<n> (n up to 6 digits)
 
     def per_stream(self, count: int) -> int:
-        """COUNT for the next stream (0: no limit) under what is left of MAXCOUNT; -1: none."""
+        """COUNT for the next stream (0: no limit) under what is left of MAXCOUNT; -1: none.
+        With MAXSIZE alone it is bounded too: an entry takes at least 20 bytes (``*2``, an ID,
+        one field and value), so no more than ``maxsize // 20 + 1`` can fit, and a read
+        never plans a range longer than that."""
         if self.closed or self.count_left == 0:
             return -1
-        if self.count_left < 0:
-            return count
-        return self.count_left if not count else min(count, self.count_left)
+        n = count
+        if self.count_left > 0:
+            n = self.count_left if not n else min(n, self.count_left)
+        if self.maxsize:
+            fit = max(self.maxsize - self.used, 0) // 20 + 1
+            n = fit if not n else min(n, fit)
+        return n
 
     def fits(self, sid: int, fields: list[bytes] | None, extra: int = 0) -> bool:
         """May this entry go in? If so it is counted. ``extra``: bytes beyond id + fields

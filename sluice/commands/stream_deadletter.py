@@ -21,8 +21,9 @@ Invariants:
   what happened. Nothing here runs while the AOF is replayed (``ctx.kind == "aof"``); the
   replayed XCLAIM records always carry RETRYCOUNT and JUSTID, which never count as a
   delivery, so the storage never finds anything due then either.
-- A dead-letter key holding another type: nothing is moved, the entries stay pending (and
-  are not delivered), ``stats["sluice_dead_letter_errors"]`` counts them.
+- A dead-letter key holding another type (or a dead-letter stream whose last ID is the
+  largest there is): nothing is moved, the entries stay pending (and are not delivered),
+  ``stats["sluice_dead_letter_errors"]`` counts them.
 - The dead-letter stream is written like XADD writes: ``ctx.modified`` wakes its readers and
   invalidates WATCH. (Keyspace notifications, issue 20, belong next to that call.)
 
@@ -31,14 +32,14 @@ Mirrors nothing in Redis (redis/redis#7386 asks for it); the commands it writes 
 
 from __future__ import annotations
 
-from sluice.storage.stream import Stream
+from sluice.storage.stream import Stream, StreamError
 from sluice.storage.stream_group import ConsumerGroup
 from sluice.storage.streamid import format_id
 
 from .context import Context
 from .stream_common import new_stream
 
-__all__ = ["FATAL", "MAX_DELIVERIES", "dead_letter", "propagate"]
+__all__ = ["FATAL", "MAX_DELIVERIES", "dead_letter", "drain", "propagate"]
 
 MAX_DELIVERIES = b"max-deliveries"  # reason: the policy's delivery limit was reached
 FATAL = b"fatal"  # reason: XNACK ... FATAL
@@ -72,8 +73,12 @@ def dead_letter(ctx: Context, key: bytes, group: ConsumerGroup, ids: list[int], 
                   format_id(sid), b"delivery-count", b"%d" % pe.delivery_count,
                   b"last-consumer", b"" if pe.consumer is None else pe.consumer.name,
                   b"reason", reason, *(stream.get(sid) or ())]
-        new_id = target.append(None, fields, now, node_max_bytes=cfg.stream_node_max_bytes,
-                               node_max_entries=cfg.stream_node_max_entries)
+        try:
+            new_id = target.append(None, fields, now, node_max_bytes=cfg.stream_node_max_bytes,
+                                   node_max_entries=cfg.stream_node_max_entries)
+        except StreamError:  # the dead-letter stream is full (its last ID is the largest)
+            stats["sluice_dead_letter_errors"] += 1
+            continue
         group.drop_pending(sid)
         log.append([b"XADD", dl.key, format_id(new_id), *fields])
         log.append([b"XACK", key, group.name, format_id(sid)])

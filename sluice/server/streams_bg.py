@@ -18,7 +18,9 @@ examines at most ``RETENTION_WORK`` entries across all streams (the next tick go
 Each trim that removed something is logged as exactly that XTRIM (an exact MINID: replay
 removes the same entries) and counted as a write (``key_modified``: WATCH, dirty; blocked
 readers are not woken, as XTRIM does not wake them). Skipped while clients are paused, as
-active expiry is.
+active expiry is. Under ACKED a trim removes only what no group needs, from the head: old
+entries still pending there hold the tick's window until they are acknowledged (and nothing
+a group has not read yet can go), as ``XTRIM ... ACKED`` would keep them.
 
 Runs on the event loop's thread, between commands, like every other cron task.
 """
