@@ -119,6 +119,7 @@ def retention_cycle(server: Server, directory: StreamDirectory,
         if not deleted:
             continue
         trimmed += deleted
+        # The write point of a retention trim (keyspace notifications, issue 20: "xtrim").
         server.key_modified(db, key, ready=False, changes=deleted)
         if server.aof is not None:
             server.aof.feed(db.id, [[b"XTRIM", key, b"MINID", b"=", format_id(threshold),

@@ -39,12 +39,13 @@ def fill(r: redis.Redis, key: str, times: range) -> None:
         p.execute()
 
 
-def test_old_entries_go_in_the_background(make_server: Factory) -> None:
+@pytest.mark.parametrize("protocol", [2, 3])
+def test_old_entries_go_in_the_background(make_server: Factory, protocol: int) -> None:
     clock = FakeClock(T0)
     srv = make_server("hz 50", clock=clock)
     rec = RecordingAof()
     srv.call(lambda: setattr(srv.server, "aof", rec))
-    r = srv.client()
+    r = srv.client(protocol=protocol)
     fill(r, "s", range(T0 - 5000, T0, 100))  # 50 entries, 5 s old to 0.1 s old
     assert _raw(r, "SLUICE.XPOLICY", "RETENTION", "s", "MAXAGE", "2000") == b"OK"
     # entries older than now - 2000 ms go: 30 of them (T0-5000 .. T0-2100)
@@ -55,6 +56,11 @@ def test_old_entries_go_in_the_background(make_server: Factory) -> None:
     assert trims[-1][4] == f"{T0 - 2000}-0".encode()  # MINID is exclusive: IDs below go
     srv.call(lambda: clock.advance(1000))
     wait_until(lambda: r.xlen("s") == 10, what="retention after time moved")
+    policy = _raw(r, "SLUICE.XPOLICY", "GET", "s")
+    policy = policy if isinstance(policy, dict) else dict(zip(policy[::2], policy[1::2]))
+    ret = policy[b"retention"]
+    ret = ret if isinstance(ret, dict) else dict(zip(ret[::2], ret[1::2]))
+    assert ret == {b"max-age-ms": 2000, b"policy": b"KEEPREF"}
 
 
 def test_acked_and_delref_honour_consumer_groups(make_server: Factory) -> None:
