@@ -176,7 +176,7 @@ class Server:
 
         self.persistence = Persistence(self)
         self.persistence.load()  # AOF or RDB, before the first client (raises LoadError)
-        self._find_streams()
+        self.streams_wanted = self.stream_directory.learn_all()  # retention from the start
 
         def factory() -> ClientProtocol:
             return ClientProtocol(self)
@@ -192,13 +192,6 @@ class Server:
             await self._start_metrics(self.config.metrics_port)
         self._schedule_cron()
         log.info("Ready to accept connections on port %s", self.port)
-
-    def _find_streams(self) -> None:
-        """After loading: learn every stream key once (O(keys), like the load itself), so
-        the retention policies that came with the data run from the first tick."""
-        directory = self.stream_directory
-        directory.walk(sum(len(db) for db in self.keyspace.dbs) + 1)
-        self.streams_wanted = any(s.retention is not None for _, _, s in directory.streams())
 
     async def _start_metrics(self, port: int) -> None:
         try:

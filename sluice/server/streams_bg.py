@@ -58,6 +58,12 @@ class StreamDirectory:
         """A stream key learnt without the walk (a policy was just set on it)."""
         self.known[db.id, key] = None
 
+    def learn_all(self) -> bool:
+        """Walk every key once (after loading: O(keys), like the load itself); True if some
+        stream has a retention policy, so the cron must keep walking and trimming."""
+        self.walk(sum(len(db) for db in self.keyspace.dbs) + 1)
+        return any(s.retention is not None for _, _, s in self.streams())
+
     def walk(self, budget: int = WALK_KEYS) -> None:
         """Visit up to ``budget`` keys, resuming the last walk."""
         dbs = self.keyspace.dbs

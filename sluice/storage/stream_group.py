@@ -36,55 +36,41 @@ Invariants:
   ``max_deliveries`` times: they leave it pending and list its ID in ``due``, which the
   command layer drains (``commands/stream_deadletter.py``) in the same command.
 
-Imports nothing outside ``sluice.storage`` (and sortedcontainers), and not ``stream.py``:
+The per-entry classes (``PendingEntry``, ``Consumer``, ``DeadLetter``) and the histogram's
+buckets live in ``stream_pel.py``. Imports nothing outside ``sluice.storage`` (and
+sortedcontainers), and not ``stream.py``:
 a group sees its stream through :class:`GroupStream` (the members of ``Stream`` it reads),
 so ``stream.py`` can import this module without a circle.
 """
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Callable, Sequence
-from itertools import count, islice
+from collections.abc import Sequence
+from itertools import islice
 from typing import Protocol
 
 from sortedcontainers import SortedDict, SortedList
 
 from sluice.storage.stream_node import Entry, Node, span_entries
+from sluice.storage.stream_pel import (
+    DELIVERY_BUCKETS,
+    LLONG_MAX,
+    ClaimedEntry,
+    Consumer,
+    DeadLetter,
+    Fits,
+    PendingEntry,
+    PendingInfo,
+    delivery_bucket,
+    next_tick,
+)
 from sluice.storage.streamid import MAX_ID
 
 __all__ = ["ConsumerGroup", "Consumer", "DeadLetter", "PendingEntry", "PendingInfo",
-           "ClaimedEntry", "GroupStream", "DELIVERY_BUCKETS", "LLONG_MAX", "NACK_MODES",
-           "delivery_bucket", "next_tick"]
+           "ClaimedEntry", "GroupStream", "DELIVERY_BUCKETS", "LLONG_MAX", "delivery_bucket",
+           "next_tick"]
 
 _TIME_BIAS = 1 << 63
-LLONG_MAX = (1 << 63) - 1  # XNACK FATAL's delivery count (the largest RESP integer)
-NACK_MODES = ("SILENT", "FAIL", "FATAL")
-
-# Upper bounds of the delivery-count histogram (``ConsumerGroup.hist``); the last bucket,
-# past the last bound, is +Inf. A count of 0 (XNACK SILENT / FORCE) falls in the first.
-DELIVERY_BUCKETS = (1, 2, 3, 5, 10, 20, 50)
-_BUCKET_OF = tuple(bisect.bisect_left(DELIVERY_BUCKETS, n) for n in range(51))
-_LAST_BUCKET = len(DELIVERY_BUCKETS)
-
-
-def delivery_bucket(count: int) -> int:
-    """The histogram bucket of a delivery count."""
-    return _BUCKET_OF[count] if count <= 50 else _LAST_BUCKET
-# Orders pending entries delivered in the same millisecond as Redis's time-ordered PEL list
-# does: a newly (re)timed entry goes after those already there with the same time.
-_TICKS = count()
-
-
-def next_tick() -> int:
-    """A fresh tick: later than every pending entry timed so far."""
-    return next(_TICKS)
-
-PendingInfo = tuple[int, bytes, int, int]
-"""An XPENDING row: ``(id, consumer name, idle ms, delivery count)``."""
-
-ClaimedEntry = tuple[int, list[bytes], int, int]
-"""An entry claimed by XREADGROUP CLAIM: ``(id, fields, idle ms, earlier deliveries)``."""
 
 
 class GroupStream(Protocol):
@@ -109,57 +95,6 @@ class GroupStream(Protocol):
               rev: bool = False) -> list[tuple[Node, int, int]]: ...  # Where a range lies.
     def range_has_tombstones(self, start: int | None, end: int | None) -> bool: ...
     def estimate_distance(self, sid: int) -> int: ...  # entries_read of ``sid``, estimated.
-
-
-class PendingEntry:
-    """A delivered, not yet acknowledged entry (Redis's ``streamNACK``)."""
-
-    __slots__ = ("delivery_time", "delivery_count", "consumer", "tick")
-
-    delivery_time: int  # Last time (ms) this entry was delivered.
-    delivery_count: int  # Number of times it was delivered.
-    consumer: Consumer | None  # Consumer it was last delivered to (None only mid-FORCE).
-    tick: int  # When delivery_time was last set, among all entries: breaks ties in time.
-
-    def __init__(self, consumer: Consumer | None, now: int) -> None:
-        self.delivery_time = now
-        self.delivery_count = 1
-        self.consumer = consumer
-        self.tick = next(_TICKS)
-
-
-class DeadLetter:
-    """A group's dead-letter policy (Sluice, ``SLUICE.XPOLICY DEADLETTER``)."""
-
-    __slots__ = ("key", "max_deliveries")
-
-    key: bytes  # The stream (same database) dead letters are added to.
-    max_deliveries: int  # Deliveries after which an entry is dead-lettered (>= 1).
-
-    def __init__(self, key: bytes, max_deliveries: int) -> None:
-        self.key = key
-        self.max_deliveries = max_deliveries
-
-
-Fits = Callable[[int, "list[bytes] | None"], bool]
-"""A reply budget (XREADGROUP MAXCOUNT / MAXSIZE): may this entry still be delivered?"""
-
-
-class Consumer:
-    """A consumer of a group (Redis's ``streamConsumer``)."""
-
-    __slots__ = ("name", "seen_time", "active_time", "pel")
-
-    name: bytes  # Consumer name, case sensitive.
-    seen_time: int  # Last time it tried to read or claim (ms).
-    active_time: int  # Last time a read or claim succeeded (ms); -1 if never.
-    pel: SortedDict  # ID -> PendingEntry for the entries it owns, shared with the group PEL.
-
-    def __init__(self, name: bytes, now: int) -> None:
-        self.name = name
-        self.seen_time = now
-        self.active_time = -1
-        self.pel = SortedDict()
 
 
 class ConsumerGroup:
@@ -190,7 +125,7 @@ class ConsumerGroup:
         self.consumers = {}
         self._by_time = None
         self.nacked = {}
-        self.hist = [0] * (_LAST_BUCKET + 1)
+        self.hist = [0] * (len(DELIVERY_BUCKETS) + 1)
         self.hist_sum = 0
         self.dead_letter = None
         self.due = []
@@ -230,11 +165,11 @@ class ConsumerGroup:
         if self._by_time is not None:
             self._by_time.remove(self._time_key(sid, pe))
             pe.delivery_time = t
-            pe.tick = next(_TICKS)
+            pe.tick = next_tick()
             self._by_time.add(self._time_key(sid, pe))
         else:
             pe.delivery_time = t
-            pe.tick = next(_TICKS)
+            pe.tick = next_tick()
 
     def drop_pending(self, sid: int) -> PendingEntry:
         """Remove ``sid`` from the group PEL and its owner's PEL (XACK's core)."""

@@ -57,9 +57,9 @@ def test_old_entries_go_in_the_background(make_server: Factory, protocol: int) -
     srv.call(lambda: clock.advance(1000))
     wait_until(lambda: r.xlen("s") == 10, what="retention after time moved")
     policy = _raw(r, "SLUICE.XPOLICY", "GET", "s")
-    policy = policy if isinstance(policy, dict) else dict(zip(policy[::2], policy[1::2]))
+    policy = policy if isinstance(policy, dict) else dict(zip(policy[::2], policy[1::2], strict=True))
     ret = policy[b"retention"]
-    ret = ret if isinstance(ret, dict) else dict(zip(ret[::2], ret[1::2]))
+    ret = ret if isinstance(ret, dict) else dict(zip(ret[::2], ret[1::2], strict=True))
     assert ret == {b"max-age-ms": 2000, b"policy": b"KEEPREF"}
 
 
