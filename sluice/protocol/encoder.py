@@ -13,10 +13,10 @@ This module imports nothing of Sluice's but ``types``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
+from .dtoa import d2string
 from .types import (
     NULL_ARRAY,
     BigNumber,
@@ -44,17 +44,9 @@ _Encoder = Callable[[bytearray, Any, bool], None]
 
 
 def format_double(value: float) -> bytes:
-    """Format a double as Redis 7.2+ does: shortest round-trip form, ``inf``/``-inf``/``nan``.
-
-    Integral values print without a fraction (``3`` not ``3.0``), as Redis's fpconv_dtoa does.
-    """
-    if math.isinf(value):
-        return b"inf" if value > 0 else b"-inf"
-    if math.isnan(value):
-        return b"nan"
-    if value.is_integer() and abs(value) < 1e17:
-        return b"%d" % int(value)
-    return repr(value).encode()
+    """Format a double as Redis 7.2+ does (``d2string``: integers up to LLONG_MAX/2 as
+    integers, else fpconv's Grisu2 digits; ``inf``/``-inf``/``nan``; see ``dtoa.py``)."""
+    return d2string(value)
 
 
 def _bulk(out: bytearray, value: bytes, resp3: bool) -> None:
