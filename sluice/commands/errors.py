@@ -392,3 +392,22 @@ XPOLICY_MAX_DELIVERIES = "ERR MAXDELIVERIES must be a positive integer"
 XPOLICY_MAXAGE = "ERR MAXAGE must be a positive integer (milliseconds)"
 XPOLICY_SAME_KEY = "ERR the dead-letter stream must be another key than the stream"
 XPOLICY_NO_STREAM = b"ERR no such stream '%s'"
+
+# Sets and sorted sets
+NUMKEYS_POSITIVE = "ERR numkeys should be greater than 0"
+NUMKEYS_TOO_MANY = "ERR Number of keys can't be greater than number of args"
+LIMIT_NEGATIVE = "ERR LIMIT can't be negative"
+ZADD_NX_XX = "ERR XX and NX options at the same time are not compatible"
+ZADD_GT_LT_NX = "ERR GT, LT, and/or NX options at the same time are not compatible"
+ZADD_INCR_PAIRS = "ERR INCR option supports a single increment-element pair"
+ZSCORE_NAN = "ERR resulting score is not a number (NaN)"
+MIN_MAX_NOT_FLOAT = "ERR min or max is not a float"
+MIN_MAX_NOT_LEX = "ERR min or max not valid string range item"
+ZRANGE_LIMIT_RANK = (
+    "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+)
+ZRANGE_WITHSCORES_BYLEX = "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+ZSETOP_NO_KEYS = "ERR at least 1 input key is needed for '%s' command"
+WEIGHT_NOT_FLOAT = "ERR weight value is not a float"
+COUNT_POSITIVE = "ERR count should be greater than 0"
+RANGE_LONG = "ERR value is out of range, value must between %d and %d"

@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 
 BKey = tuple[int, bytes]  # (db id, key)
-_BLOCKABLE = frozenset((b"list", b"stream"))  # the types a blocked client can wait for
+_BLOCKABLE = frozenset((b"list", b"zset", b"stream"))  # the types blocked clients wait for
 
 
 class BlockState:

@@ -1,0 +1,547 @@
+"""Sorted set commands, one member at a time, pops and blocking pops (Redis's ``t_zset.c``).
+
+The range commands are in ``zset_ranges.py``, the set operations in ``zset_ops.py``; the
+helpers they share (lookup, the score-pair replies) are here. Handlers parse, call
+``storage.zsets.ZSetValue``, and build replies; scores are parsed by
+``storage.scores.string2d`` and printed by the reply encoder (``Double``).
+
+Checks run in Redis's order (ZADD parses every score before it looks the key up; the pops
+parse their count first; BZMPOP parses numkeys, MIN|MAX and COUNT before the timeout).
+What is counted and logged, as Redis: ZADD counts each member added or updated, ZREM each
+removed, a pop each popped; ZPOPMIN/ZPOPMAX are logged as they are (deterministic), ZMPOP and
+the blocking pops as ZPOPMIN/ZPOPMAX with the count they popped. Reads log nothing. A sorted
+set emptied by a command is deleted. Keyspace events (issue 20) would fire where the comments
+say ``event:``.
+
+Reply shapes follow Redis 7+: member/score pairs are a flat array in RESP2 and an array of
+pairs in RESP3 (ZRANGE WITHSCORES, ZPOPMIN with a count, ZRANDMEMBER WITHSCORES), but
+ZPOPMIN without a count and the BZPOP* replies are flat in both; ZMPOP/BZMPOP give
+``[key, [[member, score], ...]]`` in both. Scores are doubles (``,`` in RESP3), except in
+ZSCAN, whose scores are strings as Redis prints them there.
+
+Blocking (BZPOPMIN, BZPOPMAX, BZMPOP): a handler that finds nothing to pop returns
+``ctx.block(keys, timeout, NULL_ARRAY)``; a write that leaves a sorted set under a key makes
+the key ready, and the blocking manager runs the handler again (FIFO per key). Inside MULTI
+it answers the timeout reply at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sluice.protocol import NULL_ARRAY, Double, format_double
+from sluice.storage.keyspace import WrongTypeError
+from sluice.storage.scores import parse_lex_range, parse_score_range, string2d, zscan_score
+from sluice.storage.zsets import (
+    IN_GT,
+    IN_INCR,
+    IN_LT,
+    IN_NX,
+    IN_XX,
+    LISTPACK,
+    OUT_ADDED,
+    OUT_NAN,
+    OUT_NOP,
+    OUT_UPDATED,
+    Entry,
+    ZSetValue,
+)
+
+from .args import Args, parse_int
+from .errors import (
+    COUNT_POSITIVE,
+    LIST_COUNT_NOT_POSITIVE,
+    MIN_MAX_NOT_FLOAT,
+    MIN_MAX_NOT_LEX,
+    NOT_FLOAT,
+    NUMKEYS_POSITIVE,
+    RANGE_LONG,
+    SYNTAX,
+    VALUE_OUT_OF_RANGE,
+    ZADD_GT_LT_NX,
+    ZADD_INCR_PAIRS,
+    ZADD_NX_XX,
+    ZSCORE_NAN,
+    CommandError,
+    wrong_arity,
+)
+from .keyspace import parse_cursor
+from .lists import parse_timeout
+from .scan_options import parse_scan_options
+from .spec import (
+    ACCESS,
+    BLOCKING,
+    DELETE,
+    DENYOOM,
+    FAST,
+    READONLY,
+    RO,
+    RW,
+    UPDATE,
+    WRITE,
+    A,
+    cmd,
+    key_at,
+    keys_counted,
+)
+
+LONG_MAX = 2**63 - 1
+
+# -- helpers shared by the sorted-set modules ------------------------------------------------
+
+
+def get_zset(ctx: Any, key: bytes) -> ZSetValue | None:
+    """The sorted set at ``key`` or None; WRONGTYPE for another type."""
+    value = ctx.db.get(key)
+    if value is None or type(value) is ZSetValue:
+        return value  # type: ignore[no-any-return]
+    raise WrongTypeError()
+
+
+def limits(ctx: Any) -> Any:
+    """The server config: zset-max-listpack-entries/-value are read at each command."""
+    return ctx.server.config
+
+
+def range_long(raw: bytes, lo: int, hi: int, msg: str | None = None) -> int:
+    """Redis's ``getRangeLongFromObjectOrReply``: ``msg`` for every failure when given."""
+    n = parse_int(raw, msg) if msg else parse_int(raw)
+    if not lo <= n <= hi:
+        raise CommandError(msg if msg else RANGE_LONG % (lo, hi))
+    return n
+
+
+def with_scores(entries: Iterable[Entry], resp3: bool) -> list[Any]:
+    """Member/score pairs: flat in RESP2, an array of pairs in RESP3."""
+    if resp3:
+        return [[m, Double(s)] for s, m in entries]
+    out: list[Any] = []
+    for s, m in entries:
+        out.append(m)
+        out.append(Double(s))
+    return out
+
+
+def members_of(entries: Iterable[Entry]) -> list[bytes]:
+    return [m for _, m in entries]
+
+
+def removed_from(ctx: Any, key: bytes, z: ZSetValue, changes: int) -> None:
+    """After members left ``key``: delete it if empty; signal the write, counting
+    ``changes``."""
+    if not len(z):
+        ctx.db.delete(key)  # event: del
+    ctx.modified(key, changes=changes)
+
+
+def score_range(lo: bytes, hi: bytes) -> Any:
+    rng = parse_score_range(lo, hi)
+    if rng is None:
+        raise CommandError(MIN_MAX_NOT_FLOAT)
+    return rng
+
+
+def lex_range(lo: bytes, hi: bytes) -> Any:
+    rng = parse_lex_range(lo, hi)
+    if rng is None:
+        raise CommandError(MIN_MAX_NOT_LEX)
+    return rng
+
+
+# -- adding and removing -------------------------------------------------------------------
+
+_ZADD_FLAGS = {b"NX": IN_NX, b"XX": IN_XX, b"INCR": IN_INCR, b"GT": IN_GT, b"LT": IN_LT}
+
+
+def _zadd(ctx: Any, argv: list[bytes], flags: int) -> Any:
+    key = argv[1]
+    ch = False
+    i = 2
+    n = len(argv)
+    while i < n:
+        opt = argv[i].upper()
+        bit = _ZADD_FLAGS.get(opt)
+        if bit is not None:
+            flags |= bit
+        elif opt == b"CH":
+            ch = True
+        else:
+            break
+        i += 1
+    pairs = n - i
+    if pairs % 2 or not pairs:
+        raise CommandError(SYNTAX)
+    pairs //= 2
+    if flags & IN_NX and flags & IN_XX:
+        raise CommandError(ZADD_NX_XX)
+    if (flags & IN_NX and flags & (IN_GT | IN_LT)) or (flags & IN_GT and flags & IN_LT):
+        raise CommandError(ZADD_GT_LT_NX)
+    incr = bool(flags & IN_INCR)
+    if incr and pairs > 1:
+        raise CommandError(ZADD_INCR_PAIRS)
+    scores = []
+    for j in range(i, n, 2):
+        score = string2d(argv[j])
+        if score is None:
+            raise CommandError(NOT_FLOAT)
+        scores.append(score)
+    z = get_zset(ctx, key)
+    added = updated = processed = 0
+    score = 0.0
+    if z is not None or not flags & IN_XX:
+        cfg = limits(ctx)
+        if z is None:
+            z = ZSetValue.create(pairs, len(argv[i + 1]), cfg)
+            ctx.db.add(key, z)
+        else:
+            z.maybe_convert(pairs, cfg)
+        add = z.add
+        for k, score in enumerate(scores):
+            out, score = add(score, argv[i + 1 + 2 * k], flags, cfg)
+            if out & OUT_NAN:
+                if added or updated:  # cannot happen: INCR takes one pair
+                    ctx.modified(key, changes=added + updated)
+                raise CommandError(ZSCORE_NAN)
+            if out & OUT_ADDED:
+                added += 1
+            elif out & OUT_UPDATED:
+                updated += 1
+            if not out & OUT_NOP:
+                processed += 1
+        if added or updated:
+            ctx.modified(key, changes=added + updated)  # event: zadd / zincr
+    if incr:
+        return Double(score) if processed else None
+    return added + updated if ch else added
+
+
+def zadd(ctx: Any, args: Args) -> Any:
+    return _zadd(ctx, args.argv, 0)
+
+
+def zincrby(ctx: Any, args: Args) -> Any:
+    return _zadd(ctx, args.argv, IN_INCR)
+
+
+def zrem(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    key = argv[1]
+    z = get_zset(ctx, key)
+    if z is None:
+        return 0
+    deleted = 0
+    for member in argv[2:]:
+        if z.delete(member):
+            deleted += 1
+        if not len(z):
+            break
+    if deleted:
+        removed_from(ctx, key, z, deleted)  # event: zrem
+    return deleted
+
+
+# -- one member, counts --------------------------------------------------------------------
+
+
+def zcard(ctx: Any, args: Args) -> Any:
+    z = get_zset(ctx, args.argv[1])
+    return 0 if z is None else len(z)
+
+
+def zscore(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    z = get_zset(ctx, argv[1])
+    if z is None:
+        return None
+    score = z.score(argv[2])
+    return None if score is None else Double(score)
+
+
+def zmscore(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    z = get_zset(ctx, argv[1])
+    if z is None:
+        return [None] * (len(argv) - 2)
+    out: list[Any] = []
+    for member in argv[2:]:
+        score = z.score(member)
+        out.append(None if score is None else Double(score))
+    return out
+
+
+def _rank(ctx: Any, args: Args, reverse: bool) -> Any:
+    argv = args.argv
+    if len(argv) > 4:
+        raise wrong_arity(argv[0].decode("utf-8", "replace").lower())
+    withscore = False
+    if len(argv) == 4:
+        if argv[3].upper() != b"WITHSCORE":
+            raise CommandError(SYNTAX)
+        withscore = True
+    z = get_zset(ctx, argv[1])
+    found = None if z is None else z.rank(argv[2], reverse)
+    if found is None:
+        return NULL_ARRAY if withscore else None
+    if withscore:
+        return [found[0], Double(found[1])]
+    return found[0]
+
+
+def zrank(ctx: Any, args: Args) -> Any:
+    return _rank(ctx, args, False)
+
+
+def zrevrank(ctx: Any, args: Args) -> Any:
+    return _rank(ctx, args, True)
+
+
+def zcount(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    rng = score_range(argv[2], argv[3])
+    z = get_zset(ctx, argv[1])
+    if z is None:
+        return 0
+    i, j = z.score_bounds(rng)
+    return j - i
+
+
+def zlexcount(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    rng = lex_range(argv[2], argv[3])
+    z = get_zset(ctx, argv[1])
+    if z is None:
+        return 0
+    i, j = z.lex_bounds(rng)
+    return j - i
+
+
+# -- pops ----------------------------------------------------------------------------------
+
+
+def _pop(ctx: Any, key: bytes, z: ZSetValue, count: int, highest: bool) -> list[Entry]:
+    """Pop up to ``count`` from ``key``'s set (deleting an emptied key); counts each."""
+    popped = z.pop(count, highest)
+    removed_from(ctx, key, z, len(popped))  # event: zpopmin / zpopmax
+    return popped
+
+
+def _zpop(ctx: Any, args: Args, highest: bool) -> Any:
+    argv = args.argv
+    if len(argv) > 3:
+        raise CommandError(SYNTAX)
+    count = -1
+    if len(argv) == 3:
+        count = range_long(argv[2], 0, LONG_MAX, LIST_COUNT_NOT_POSITIVE)
+    key = argv[1]
+    z = get_zset(ctx, key)
+    if z is None or count == 0:
+        return []
+    popped = _pop(ctx, key, z, 1 if count == -1 else count, highest)
+    if count == -1 or not ctx.resp3:
+        return with_scores(popped, False)
+    return with_scores(popped, True)
+
+
+def zpopmin(ctx: Any, args: Args) -> Any:
+    return _zpop(ctx, args, False)
+
+
+def zpopmax(ctx: Any, args: Args) -> Any:
+    return _zpop(ctx, args, True)
+
+
+def _parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, int]:
+    """ZMPOP/BZMPOP's ``numkeys key [key ...] MIN|MAX [COUNT count]`` (``zmpopGenericCommand``)."""
+    numkeys = range_long(argv[numkeys_at], 1, LONG_MAX, NUMKEYS_POSITIVE)
+    where_at = numkeys_at + numkeys + 1
+    if where_at >= len(argv):
+        raise CommandError(SYNTAX)
+    where = argv[where_at].upper()
+    if where not in (b"MIN", b"MAX"):
+        raise CommandError(SYNTAX)
+    count = -1
+    j = where_at + 1
+    while j < len(argv):
+        if count == -1 and argv[j].upper() == b"COUNT" and j + 1 < len(argv):
+            count = range_long(argv[j + 1], 1, LONG_MAX, COUNT_POSITIVE)
+            j += 2
+        else:
+            raise CommandError(SYNTAX)
+    return argv[numkeys_at + 1:where_at], where == b"MAX", 1 if count == -1 else count
+
+
+def _mpop_from(ctx: Any, keys: list[bytes], highest: bool, count: int) -> Any:
+    """The first non-empty set of ``keys`` popped: ``[key, [[member, score], ...]]``, logged
+    as ZPOPMIN/ZPOPMAX key count; None when every key is missing."""
+    for key in keys:
+        z = get_zset(ctx, key)
+        if z is None:
+            continue
+        n = min(count, len(z))
+        popped = _pop(ctx, key, z, count, highest)
+        ctx.rewrite_argv([b"ZPOPMAX" if highest else b"ZPOPMIN", key, b"%d" % n])
+        return [key, with_scores(popped, True)]
+    return None
+
+
+def zmpop(ctx: Any, args: Args) -> Any:
+    keys, highest, count = _parse_mpop(args.argv, 1)
+    reply = _mpop_from(ctx, keys, highest, count)
+    return NULL_ARRAY if reply is None else reply
+
+
+def _bzpop(ctx: Any, args: Args, highest: bool) -> Any:
+    argv = args.argv
+    keys = argv[1:-1]
+    timeout = parse_timeout(argv[-1], ctx.now_ms())
+    for key in keys:
+        z = get_zset(ctx, key)
+        if z is None:
+            continue
+        (score, member), = _pop(ctx, key, z, 1, highest)
+        ctx.rewrite_argv([b"ZPOPMAX" if highest else b"ZPOPMIN", key])
+        return [key, member, Double(score)]
+    return ctx.block(keys, timeout, NULL_ARRAY)
+
+
+def bzpopmin(ctx: Any, args: Args) -> Any:
+    return _bzpop(ctx, args, False)
+
+
+def bzpopmax(ctx: Any, args: Args) -> Any:
+    return _bzpop(ctx, args, True)
+
+
+def bzmpop(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    keys, highest, count = _parse_mpop(argv, 2)
+    timeout = parse_timeout(argv[1], ctx.now_ms())
+    reply = _mpop_from(ctx, keys, highest, count)
+    if reply is None:
+        return ctx.block(keys, timeout, NULL_ARRAY)
+    return reply
+
+
+# -- random members and ZSCAN --------------------------------------------------------------
+
+
+def zrandmember(ctx: Any, args: Args) -> Any:
+    argv = args.argv
+    if len(argv) >= 3:
+        n = range_long(argv[2], -LONG_MAX, LONG_MAX)
+        withscores = False
+        if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() != b"WITHSCORES"):
+            raise CommandError(SYNTAX)
+        if len(argv) == 4:
+            withscores = True
+            if not -LONG_MAX // 2 <= n <= LONG_MAX // 2:
+                raise CommandError(VALUE_OUT_OF_RANGE)
+        z = get_zset(ctx, argv[1])
+        if z is None or n == 0:
+            return []
+        entries = z.random_entries(abs(n), n > 0)
+        return with_scores(entries, ctx.resp3) if withscores else members_of(entries)
+    z = get_zset(ctx, argv[1])
+    return None if z is None else z.random_entry()[1]
+
+
+def zscan(ctx: Any, args: Args) -> Any:
+    key = args.next_key()
+    cursor = parse_cursor(args.next())
+    z = get_zset(ctx, key)
+    if z is None:
+        return [b"0", []]
+    count, match, _ = parse_scan_options(args)
+    nxt, entries = z.scan(cursor, count, match)
+    # A listpack's scores are the text it stores (d2string); a skiplist's are printed with
+    # %.17g (Redis's ld2string(LD_STR_AUTO) in its scan callback).
+    fmt = format_double if z.enc == LISTPACK else zscan_score
+    out: list[bytes] = []
+    for s, m in entries:
+        out.append(m)
+        out.append(fmt(s))
+    return [b"%d" % nxt, out]
+
+
+# -- the table -----------------------------------------------------------------------------
+
+_Z = A.SORTEDSET
+_ND = ("nondeterministic_output",)
+_LOG = "O(log(N)) with N being the number of elements in the sorted set."
+_POP = ("O(log(N)*M) with N being the number of elements in the sorted set, and M being the "
+        "number of elements popped.")
+_MPOP = ("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of "
+         "elements in the sorted set, and M being the number of elements popped.")
+_SCAN = ("O(1) for every call. O(N) for a complete iteration, including enough command calls for "
+         "the cursor to return back to 0. N is the number of elements inside the collection.")
+_POPKEY = key_at(1, RW | ACCESS | DELETE)
+
+COMMANDS = (
+    #   name           arity  flags                       acl  keys                                handler
+    cmd("zadd",          -4,  WRITE | DENYOOM | FAST,     _Z,  key_at(1, RW | UPDATE),             zadd,
+        "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.",
+        group="sorted-set", since="1.2.0",
+        complexity="O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+        syntax="key [NX | XX] [GT | LT] [CH] [INCR] score member [score member ...]"),
+    cmd("zincrby",        4,  WRITE | DENYOOM | FAST,     _Z,  key_at(1, RW | ACCESS | UPDATE),    zincrby,
+        "Increments the score of a member in a sorted set.", group="sorted-set", since="1.2.0",
+        complexity="O(log(N)) where N is the number of elements in the sorted set.",
+        syntax="key increment member"),
+    cmd("zrem",          -3,  WRITE | FAST,               _Z,  key_at(1, RW | DELETE),             zrem,
+        "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.",
+        group="sorted-set", since="1.2.0",
+        complexity="O(M*log(N)) with N being the number of elements in the sorted set and M the number of elements to be removed.",
+        syntax="key member [member ...]"),
+    cmd("zcard",          2,  READONLY | FAST,            _Z,  key_at(1, RO),                      zcard,
+        "Returns the number of members in a sorted set.", group="sorted-set", since="1.2.0",
+        complexity="O(1)", syntax="key"),
+    cmd("zscore",         3,  READONLY | FAST,            _Z,  key_at(1, RO | ACCESS),             zscore,
+        "Returns the score of a member in a sorted set.", group="sorted-set", since="1.2.0",
+        complexity="O(1)", syntax="key member"),
+    cmd("zmscore",       -3,  READONLY | FAST,            _Z,  key_at(1, RO | ACCESS),             zmscore,
+        "Returns the score of one or more members in a sorted set.", group="sorted-set",
+        since="6.2.0", complexity="O(N) where N is the number of members being requested.",
+        syntax="key member [member ...]"),
+    cmd("zrank",         -3,  READONLY | FAST,            _Z,  key_at(1, RO | ACCESS),             zrank,
+        "Returns the index of a member in a sorted set ordered by ascending scores.",
+        group="sorted-set", since="2.0.0", complexity="O(log(N))",
+        syntax="key member [WITHSCORE]"),
+    cmd("zrevrank",      -3,  READONLY | FAST,            _Z,  key_at(1, RO | ACCESS),             zrevrank,
+        "Returns the index of a member in a sorted set ordered by descending scores.",
+        group="sorted-set", since="2.0.0", complexity="O(log(N))",
+        syntax="key member [WITHSCORE]"),
+    cmd("zcount",         4,  READONLY | FAST,            _Z,  key_at(1, RO | ACCESS),             zcount,
+        "Returns the count of members in a sorted set that have scores within a range.",
+        group="sorted-set", since="2.0.0", complexity=_LOG, syntax="key min max"),
+    cmd("zlexcount",      4,  READONLY | FAST,            _Z,  key_at(1, RO | ACCESS),             zlexcount,
+        "Returns the number of members in a sorted set within a lexicographical range.",
+        group="sorted-set", since="2.8.9", complexity=_LOG, syntax="key min max"),
+    cmd("zpopmin",       -2,  WRITE | FAST,               _Z,  _POPKEY,                            zpopmin,
+        "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
+        group="sorted-set", since="5.0.0", complexity=_POP, syntax="key [count]"),
+    cmd("zpopmax",       -2,  WRITE | FAST,               _Z,  _POPKEY,                            zpopmax,
+        "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
+        group="sorted-set", since="5.0.0", complexity=_POP, syntax="key [count]"),
+    cmd("zmpop",         -4,  WRITE,                      _Z,  keys_counted(1, RW | ACCESS | DELETE), zmpop,
+        "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.",
+        group="sorted-set", since="7.0.0", complexity=_MPOP,
+        syntax="numkeys key [key ...] <MIN | MAX> [COUNT count]"),
+    cmd("bzpopmin",      -3,  WRITE | BLOCKING | FAST,    _Z,  key_at(1, RW | ACCESS | DELETE, last=-2), bzpopmin,
+        "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        group="sorted-set", since="5.0.0", complexity=_LOG, syntax="key [key ...] timeout"),
+    cmd("bzpopmax",      -3,  WRITE | BLOCKING | FAST,    _Z,  key_at(1, RW | ACCESS | DELETE, last=-2), bzpopmax,
+        "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.",
+        group="sorted-set", since="5.0.0", complexity=_LOG, syntax="key [key ...] timeout"),
+    cmd("bzmpop",        -5,  WRITE | BLOCKING,           _Z,  keys_counted(2, RW | ACCESS | DELETE), bzmpop,
+        "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
+        group="sorted-set", since="7.0.0", complexity=_MPOP,
+        syntax="timeout numkeys key [key ...] <MIN | MAX> [COUNT count]"),
+    cmd("zrandmember",   -2,  READONLY,                   _Z,  key_at(1, RO | ACCESS),             zrandmember,
+        "Returns one or more random members from a sorted set.", group="sorted-set",
+        since="6.2.0", complexity="O(N) where N is the number of members returned",
+        syntax="key [count [WITHSCORES]]", tips=_ND),
+    cmd("zscan",         -3,  READONLY,                   _Z,  key_at(1, RO | ACCESS),             zscan,
+        "Iterates over members and scores of a sorted set.", group="sorted-set", since="2.8.0",
+        complexity=_SCAN, syntax="key cursor [MATCH pattern] [COUNT count]", tips=_ND),
+)
