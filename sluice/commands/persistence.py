@@ -14,6 +14,7 @@ from sluice.protocol import OK, SimpleString
 from sluice.storage import rdb
 from sluice.storage.hashes import Hash
 from sluice.storage.lists import ListValue
+from sluice.storage.load_limits import loading_with
 
 from .args import Args
 from .context import Command, Context, Persistence, Reply
@@ -144,7 +145,8 @@ def restore(ctx: Context, args: Args) -> Reply:
     if not replace and db.get(key) is not None:
         raise CommandError(BUSYKEY)
     try:
-        value = rdb.load_payload(payload)
+        with loading_with(ctx.server.config):  # sets and sorted sets load as configured
+            value = rdb.load_payload(payload)
     except rdb.RdbUnsupported as e:
         # Redis would load it (a hash, a set, a module value...): Redis's reply, saying why.
         raise CommandError(f"{BAD_DATA_FORMAT}: {e}") from None

@@ -28,6 +28,7 @@ from sluice.storage import aof as fmt
 from sluice.storage.hashes import Hash
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.lists import DEFAULT_FILL, ListValue
+from sluice.storage.load_limits import loading_with
 from sluice.storage.stream_errors import StreamError
 
 from .client import REPLY_OFF, Client
@@ -129,7 +130,9 @@ def load_aof(server: Server, directory: str, manifest: fmt.Manifest) -> int:
                 from sluice.storage import rdb
 
                 try:
-                    pos = rdb.load_into(data, server.keyspace, server.keyspace.clock.now_ms())
+                    with loading_with(server.config):
+                        pos = rdb.load_into(data, server.keyspace,
+                                            server.keyspace.clock.now_ms())
                 except rdb.RdbError as e:
                     raise LoadError(f"Error reading the RDB base file {info.name}, AOF loading "
                                     f"aborted: {e}") from None
@@ -205,7 +208,8 @@ def load_rdb_file(server: Server, path: str) -> int:
     mapped = _Mapped(path)
     stats = rdb.LoadStats()
     try:
-        rdb.load_into(mapped.data, server.keyspace, server.keyspace.clock.now_ms(), stats)
+        with loading_with(server.config):
+            rdb.load_into(mapped.data, server.keyspace, server.keyspace.clock.now_ms(), stats)
         refill_lists(server)
         if server.persistence is not None:
             server.persistence.keys_expired_on_load = stats.expired

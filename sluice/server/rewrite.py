@@ -3,8 +3,9 @@
 Role: code that runs in a forked child (or, for SAVE and the first base, in the server) and
 turns the keyspace into a file. Commands are generated per value type from ``EMITTERS``
 (``type name -> fn(key, value, config) -> argvs``), mirroring Redis's ``rewriteAppendOnlyFileRio``:
-strings as ``SET``, lists as ``RPUSH`` in batches of 64 items (``AOF_REWRITE_ITEMS_PER_CMD``),
-hashes as ``HMSET`` (and ``HPEXPIREAT`` per field with a TTL),
+strings as ``SET``, lists as ``RPUSH``, sets as ``SADD``, sorted sets as ``ZADD``, in batches of
+64 items (``AOF_REWRITE_ITEMS_PER_CMD``), hashes as ``HMSET`` (and ``HPEXPIREAT`` per field
+with a TTL),
 streams as Redis's ``rewriteStreamObject`` writes them (XADD per entry, XSETID with
 ENTRIESADDED/MAXDELETEDID, XGROUP CREATE ... ENTRIESREAD, XGROUP CREATECONSUMER for consumers
 without pending entries, XCLAIM ... TIME RETRYCOUNT JUSTID FORCE per pending entry, XNACK ...
@@ -128,7 +129,35 @@ def _emit_hash(key: bytes, h: Any, cfg: Any) -> Iterator[list[bytes]]:
             yield [b"HPEXPIREAT", key, b"%d" % when, b"FIELDS", b"1", field]
 
 
+def _emit_set(key: bytes, value: Any, cfg: Any) -> Iterator[list[bytes]]:
+    """Redis's ``rewriteSetObject``: SADD in batches of 64 members."""
+    batch: list[bytes] = []
+    for member in value:
+        batch.append(member)
+        if len(batch) == ITEMS_PER_CMD:
+            yield [b"SADD", key, *batch]
+            batch = []
+    if batch:
+        yield [b"SADD", key, *batch]
+
+
+def _emit_zset(key: bytes, value: Any, cfg: Any) -> Iterator[list[bytes]]:
+    """Redis's ``rewriteSortedSetObject``: ZADD in batches of 64 pairs, scores as ``%.17g``
+    (which reads back as the same double; ``inf``/``-inf`` as such)."""
+    batch: list[bytes] = []
+    for score, member in value:
+        batch.append(b"%.17g" % score)
+        batch.append(member)
+        if len(batch) == 2 * ITEMS_PER_CMD:
+            yield [b"ZADD", key, *batch]
+            batch = []
+    if batch:
+        yield [b"ZADD", key, *batch]
+
+
 register_emitter(b"string", _emit_string)
+register_emitter(b"set", _emit_set)
+register_emitter(b"zset", _emit_zset)
 register_emitter(b"list", _emit_list)
 register_emitter(b"stream", _emit_stream)
 register_emitter(b"hash", _emit_hash)

@@ -18,15 +18,16 @@ refuses ours for the same reason, as it refuses 8.6's): strings (``RDB_TYPE_STRI
 or LZF encoded when that is shorter), lists (``RDB_TYPE_LIST_QUICKLIST_2``: the list's own
 nodes, listpacks and plain nodes for large elements), streams (``RDB_TYPE_STREAM_LISTPACKS_4``,
 see ``rdb_stream.py``), hashes (listpack, listpack-ex, hashtable with or without field TTLs,
-see ``rdb_hash.py``).
+see ``rdb_hash.py``), sets and sorted sets in the encoding they have (``rdb_set.py``,
+``rdb_zset.py``).
 
 Read: versions 1 to 13. Old list encodings (plain, ziplist, quicklist of ziplists), every
 stream type (15, 19, 21, 26), every hash type (4, 9, 13, 16, 22-25). Opcodes written by newer servers: ``SLOT_INFO`` (a cluster
 node's per-slot sizes, a hint we skip as Redis does outside cluster mode) and ``KEY_META``
 (module-owned key metadata before a key's type: skipped when its class allows that, refused
-otherwise, as Redis does for a class no module registered). Value types whose family is not
-in this build (sets, sorted sets until theirs registers) and module values (vector sets among
-them) are refused with an error naming the type; so are module AUX data and functions.
+otherwise, as Redis does for a class no module registered). Sets and sorted sets of every
+RDB type (2, 3, 5, 11, 12, 17, 20) are read. Module values (vector sets among them) are
+refused with an error naming the type; so are module AUX data and functions.
 
 A DUMP payload is ``[KEY_META ...] <type><value><RDB version u16le><CRC-64 u64le>``
 (``createDumpPayload``); a zero CRC means "not checksummed" (``verifyDumpPayload``).
@@ -184,6 +185,16 @@ def _register_hashes() -> None:
 
 
 _register_hashes()
+
+
+def _register_sets() -> None:
+    from . import rdb_set, rdb_zset
+
+    rdb_set.register(SAVERS, LOADERS)
+    rdb_zset.register(SAVERS, LOADERS)
+
+
+_register_sets()
 
 
 def encode_value(value: Any, opts: SaveOptions) -> tuple[int, bytes]:

@@ -193,7 +193,6 @@ def test_payload_with_zero_checksum_is_not_checked() -> None:
     "payload, message",
     [
         (VECTOR_SET_8_6, r"type 7 \(module type 'vectorset'\) is not supported"),
-        (SET_8_6, r"type 20 \(set\) is not supported"),
         (_payload(b"\x06" + enc_len(1)), r"type 6 \(pre-release module value\)"),
     ],
 )
@@ -210,6 +209,15 @@ def test_hash_with_field_ttl_from_redis_8_6_loads() -> None:
     assert h.encoding() == b"listpackex"
     assert h.d == {b"a": b"1"}
     assert h.expire_time(b"a") == int.from_bytes(bytes.fromhex("84aa5b03a2010000"), "little")
+
+
+def test_a_set_dumped_by_redis_8_6_loads_as_its_listpack() -> None:
+    from sluice.storage.sets import SetValue
+
+    value = rdb.load_payload(SET_8_6)
+    assert type(value) is SetValue
+    assert value.encoding() == b"listpack"
+    assert list(value) == [b"m"]
 
 
 @pytest.mark.parametrize(
