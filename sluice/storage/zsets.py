@@ -216,7 +216,7 @@ class ZSetValue:
         return start, end + 1
 
     def score_bounds(self, rng: ScoreRange) -> tuple[int, int]:
-        """Positions ``[i, j)`` of the entries whose score is in ``rng``."""
+        """Positions ``[i, j)`` of the entries whose score is in ``rng`` ((0, 0): none)."""
         if rng.is_empty() or not self.zsl:
             return 0, 0
         lo, hi = rng.min, rng.max
@@ -228,7 +228,7 @@ class ZSetValue:
             j = self._bisect((hi,))
         else:
             j = len(self.zsl) if hi == math.inf else self._bisect((math.nextafter(hi, math.inf),))
-        return i, max(i, j)
+        return (i, j) if i < j else (0, 0)
 
     def lex_bounds(self, rng: LexRange) -> tuple[int, int]:
         """Positions ``[i, j)`` of the entries whose member is in ``rng`` (equal scores)."""
@@ -246,7 +246,7 @@ class ZSetValue:
             j = i
             while j < n and rng.lte_max(zsl[j][1]):
                 j += 1
-            return i, j
+            return (i, j) if i < j else (0, 0)
         score = zsl[0][0]
         lo, hi = rng.min, rng.max
         if isinstance(lo, bytes):
@@ -257,7 +257,7 @@ class ZSetValue:
             j = zsl.bisect_left((score, hi)) if rng.maxex else zsl.bisect_right((score, hi))
         else:
             j = n if hi.sign > 0 else 0
-        return i, max(i, j)
+        return (i, j) if i < j else (0, 0)
 
     def last_lex_bounds(self, rng: LexRange) -> tuple[int, int]:
         """As ``lex_bounds`` but found from the tail (``zzlLastInLexRange``, then backwards
@@ -276,7 +276,7 @@ class ZSetValue:
         i = j
         while i > 0 and rng.gte_min(zsl[i - 1][1]):
             i -= 1
-        return i, j
+        return (i, j) if i < j else (0, 0)
 
     def limited(self, bounds: tuple[int, int], offset: int, limit: int,
                 reverse: bool) -> list[Entry]:
