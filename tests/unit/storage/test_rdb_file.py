@@ -9,7 +9,7 @@ import pytest
 
 from sluice.storage import rdb
 from sluice.storage.keyspace import FakeClock, Keyspace
-from sluice.storage.rdb_codec import RdbError, crc64, enc_len, enc_string
+from sluice.storage.rdb_codec import RdbError, crc64, enc_len
 
 ListValue = pytest.importorskip("sluice.storage.lists").ListValue
 
