@@ -201,9 +201,9 @@ class LexRange:
     def is_empty(self) -> bool:
         """No member can be in it (``zslIsInLexRange``'s first test)."""
         lo, hi = self.min, self.max
-        if lo is hi:  # both - or both +: the extremes are excluded
-            return True
         if isinstance(lo, _Extreme) or isinstance(hi, _Extreme):
+            if lo is hi:  # both - or both +: the extremes are excluded
+                return True
             return (isinstance(lo, _Extreme) and lo.sign > 0) or (
                 isinstance(hi, _Extreme) and hi.sign < 0)
         if lo > hi:

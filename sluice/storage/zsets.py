@@ -430,7 +430,7 @@ class ZSetValue:
 
     def random_entries(self, count: int, unique: bool) -> list[Entry]:
         """ZRANDMEMBER with a count (> 0), in the order Redis's case gives: drawn with
-        replacement, or ``min(count, size)`` distinct entries (the whole set in order, a
+        replacement, or ``min(count, size)`` distinct entries (the whole set highest first, a
         listpack's selection in order, else random order)."""
         size = len(self.zsl)
         if not unique or count == 1:
@@ -438,8 +438,8 @@ class ZSetValue:
                 return random.choices(self.zsl, k=count)
             pick = self.random_entry
             return [pick() for _ in range(count)]
-        if count >= size:
-            return list(self.zsl)
+        if count >= size:  # the whole set, highest first (Redis's zuiNext goes backwards)
+            return list(reversed(self.zsl))
         if self.enc == LISTPACK:
             zsl = self.zsl
             return [zsl[i] for i in sorted(random.sample(range(size), count))]
