@@ -33,7 +33,7 @@ from .errors import (
     CommandError,
 )
 from .spec import ACCESS, DENYOOM, OW, READONLY, RO, UPDATE, WRITE, A, cmd, key_at, keys_counted
-from .zsets import limits, members_of, range_long, with_scores
+from .zsets import limits, members_of, range_long, store_zset, with_scores
 
 UNION, INTER, DIFF = 0, 1, 2
 SUM, MIN, MAX = 0, 1, 2
@@ -165,9 +165,8 @@ def _generic(ctx: Any, argv: list[bytes], numkeys_at: int, dst: bytes | None, op
                     result[member] = score
     if dst is not None:
         if result:
-            db.set(dst, ZSetValue.from_scores(result, limits(ctx)))
-            ctx.modified(dst)  # event: zunionstore / zinterstore / zdiffstore
-            return len(result)
+            store_zset(ctx, dst, ZSetValue.from_scores(result, limits(ctx)))
+            return len(result)  # event: zunionstore / zinterstore / zdiffstore
         if db.delete(dst):
             ctx.modified(dst)  # event: del
         return 0

@@ -21,7 +21,16 @@ from sluice.storage.zsets import ZSetValue
 from .args import Args, parse_int
 from .errors import SYNTAX, ZRANGE_LIMIT_RANK, ZRANGE_WITHSCORES_BYLEX, CommandError
 from .spec import ACCESS, DELETE, DENYOOM, OW, READONLY, RO, RW, UPDATE, WRITE, A, cmd, key_at
-from .zsets import get_zset, lex_range, limits, members_of, removed_from, score_range, with_scores
+from .zsets import (
+    get_zset,
+    lex_range,
+    limits,
+    members_of,
+    removed_from,
+    score_range,
+    store_zset,
+    with_scores,
+)
 
 RANK, SCORE, LEX = 1, 2, 3  # zrange_type; 0 = decided by the options (ZRANGE)
 
@@ -86,9 +95,8 @@ def _stored(ctx: Any, dst: bytes, entries: list[tuple[float, bytes]]) -> int:
     """ZRANGESTORE's end: the range replaces ``dst`` (TTL included), or deletes it."""
     db = ctx.db
     if entries:
-        db.set(dst, ZSetValue.from_scores({m: s for s, m in entries}, limits(ctx)))
-        ctx.modified(dst)  # event: zrangestore
-        return len(entries)
+        store_zset(ctx, dst, ZSetValue.from_scores({m: s for s, m in entries}, limits(ctx)))
+        return len(entries)  # event: zrangestore
     if db.delete(dst):
         ctx.modified(dst)  # event: del
     return 0

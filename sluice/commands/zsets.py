@@ -20,9 +20,12 @@ ZPOPMIN without a count and the BZPOP* replies are flat in both; ZMPOP/BZMPOP gi
 ZSCAN, whose scores are strings as Redis prints them there.
 
 Blocking (BZPOPMIN, BZPOPMAX, BZMPOP): a handler that finds nothing to pop returns
-``ctx.block(keys, timeout, NULL_ARRAY)``; a write that leaves a sorted set under a key makes
-the key ready, and the blocking manager runs the handler again (FIFO per key). Inside MULTI
-it answers the timeout reply at once.
+``ctx.block(keys, timeout, NULL_ARRAY)``; a write that creates a sorted set under a key
+makes the key ready, and the blocking manager runs the handler again (FIFO per key). As in
+Redis, only creating a key makes it ready (``dbAdd``): a sorted set stored over an existing
+key (a STORE command's ``setKey``), and later writes to it, wake no one, and clients waiting
+there keep waiting until the key is deleted and created again. Inside MULTI a blocking pop
+answers the timeout reply at once.
 """
 
 from __future__ import annotations
@@ -129,10 +132,27 @@ def members_of(entries: Iterable[Entry]) -> list[bytes]:
 
 def removed_from(ctx: Any, key: bytes, z: ZSetValue, changes: int) -> None:
     """After members left ``key``: delete it if empty; signal the write, counting
-    ``changes``."""
-    if not len(z):
+    ``changes``. Only a deletion may wake blocked clients (those waiting to hear of one):
+    Redis makes a key ready when it is created, not when an existing set changes."""
+    deleted = not len(z)
+    if deleted:
         ctx.db.delete(key)  # event: del
-    ctx.modified(key, changes=changes)
+    ctx.modified(key, ready=deleted, changes=changes)
+
+
+def store_zset(ctx: Any, dst: bytes, value: ZSetValue) -> None:
+    """A STORE command's result replaces ``dst`` (its TTL too), as Redis's ``setKey``: a new
+    key is ready for blocked pops; an existing one is overwritten in place, which wakes only
+    the clients waiting to hear of a deleted key (so a BZPOPMIN waiting on a string that a
+    ZUNIONSTORE replaces keeps waiting, as on Redis)."""
+    db = ctx.db
+    existed = db.get(dst) is not None
+    db.set(dst, value)
+    if existed:
+        ctx.modified(dst, ready=False)
+        ctx.server.blocking.signal_deleted_key_as_ready(db, dst)
+    else:
+        ctx.modified(dst)
 
 
 def score_range(lo: bytes, hi: bytes) -> Any:
@@ -191,6 +211,7 @@ def _zadd(ctx: Any, argv: list[bytes], flags: int) -> Any:
     score = 0.0
     if z is not None or not flags & IN_XX:
         cfg = limits(ctx)
+        created = z is None
         if z is None:
             z = ZSetValue.create(pairs, len(argv[i + 1]), cfg)
             ctx.db.add(key, z)
@@ -199,9 +220,7 @@ def _zadd(ctx: Any, argv: list[bytes], flags: int) -> Any:
         add = z.add
         for k, score in enumerate(scores):
             out, score = add(score, argv[i + 1 + 2 * k], flags, cfg)
-            if out & OUT_NAN:
-                if added or updated:  # cannot happen: INCR takes one pair
-                    ctx.modified(key, changes=added + updated)
+            if out & OUT_NAN:  # only with INCR, which takes one pair: nothing changed
                 raise CommandError(ZSCORE_NAN)
             if out & OUT_ADDED:
                 added += 1
@@ -210,7 +229,9 @@ def _zadd(ctx: Any, argv: list[bytes], flags: int) -> Any:
             if not out & OUT_NOP:
                 processed += 1
         if added or updated:
-            ctx.modified(key, changes=added + updated)  # event: zadd / zincr
+            # A key created here is ready for blocked pops; an existing one is not made ready
+            # again (Redis signals readiness in dbAdd only).
+            ctx.modified(key, ready=created, changes=added + updated)  # event: zadd / zincr
     if incr:
         return Double(score) if processed else None
     return added + updated if ch else added

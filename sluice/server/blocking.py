@@ -157,6 +157,16 @@ class BlockingManager:
                              for c in queue)):
             self.signal_key_as_ready(db, key)
 
+    def signal_deleted_key_as_ready(self, db: Database, key: bytes) -> None:
+        """A value replaced in place (Redis's ``setKey`` over an existing key, as the STORE
+        commands do): Redis signals only the old value's deletion
+        (``signalDeletedKeyAsReady``), which concerns the clients that asked to hear of a
+        deleted key (XREADGROUP); a sorted set stored over a key therefore does not serve
+        the BZPOPMIN clients waiting there, unless such a reader makes the key ready."""
+        queue = self.blocking_keys.get((db.id, key))
+        if queue and any(c.bstate is not None and c.bstate.unblock_on_nokey for c in queue):
+            self.signal_key_as_ready(db, key)
+
     def signal_key_as_ready(self, db: Database, key: bytes) -> None:
         bkey = (db.id, key)
         if bkey in self.blocking_keys and bkey not in self._ready_set:

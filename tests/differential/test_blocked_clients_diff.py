@@ -274,3 +274,65 @@ def test_blocked_pops_are_served_as_redis_serves_them(
     counter = [0]
     _drive((sluice.port, reference.port), protocol, [["SET", "s", "x"]], poppers,
            [_push(op, counter) for op in pushes])
+
+
+# -- blocking sorted-set pops: the same machinery ----------------------------------------------
+
+_ZPOPPER = st.sampled_from([
+    ["BZPOPMIN", "a", "0"], ["BZPOPMAX", "b", "a", "0"], ["BZPOPMIN", "s", "a", "0"],
+    ["BZMPOP", "0", "2", "a", "b", "MIN", "COUNT", "2"], ["BZMPOP", "0", "1", "b", "MAX"],
+    ["BLPOP", "a", "0"], ["BZPOPMAX", "a", "b", "0"],
+])
+_ZWRITE = st.one_of(
+    st.tuples(st.just("ZADD"), st.sampled_from(["a", "b"]), st.integers(1, 3)),
+    st.tuples(st.sampled_from(["both", "store", "rangestore", "incr", "retyped", "DEL", "SET",
+                               "RPUSH", "ZREM"]),
+              st.sampled_from(["a", "b"]), st.integers(1, 2)),
+)
+
+
+def _zwrite(op: tuple[str, str, int], counter: list[int]) -> list[list[str]]:
+    kind, key, n = op
+    counter[0] += 1
+    pairs = [x for i in range(n) for x in (str(counter[0] * 10 + i), f"m{counter[0]}.{i}")]
+    other = "b" if key == "a" else "a"
+    if kind == "ZADD":
+        return [["ZADD", key, *pairs]]
+    if kind == "both":  # one transaction, both keys: served after EXEC, in signal order
+        return [["MULTI"], ["ZADD", "b", *pairs], ["ZADD", "a", *pairs], ["EXEC"]]
+    if kind == "store":  # a STORE command creates the key: ready as any write
+        return [["ZUNIONSTORE", key, "2", "src", key]]
+    if kind == "rangestore":
+        return [["ZRANGESTORE", key, "src", "0", str(n - 1)]]
+    if kind == "incr":
+        return [["ZINCRBY", key, "1", f"m{counter[0]}"]]
+    if kind == "retyped":  # a string set and deleted first: only the ZADDs make keys ready
+        return [["MULTI"], ["SET", key, "x"], ["DEL", key], ["ZADD", other, *pairs],
+                ["ZADD", key, *pairs], ["EXEC"]]
+    if kind == "RPUSH":  # a list under the key: a BLPOP waiter is served, the others wait on
+        return [["DEL", key], ["RPUSH", key, f"v{counter[0]}"]]
+    if kind == "ZREM":  # nothing to remove from a missing key: no write, no wake-up
+        return [["ZREM", key, "nope"]]
+    if kind == "DEL":
+        return [["DEL", key]]
+    return [["SET", key, f"v{counter[0]}"]]
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(poppers=st.lists(_ZPOPPER, min_size=2, max_size=6),
+       writes=st.lists(_ZWRITE, min_size=1, max_size=6),
+       protocol=st.sampled_from([2, 3]))
+# A ZADD of three members to a key two BZPOPMIN-style clients wait on serves both, in order.
+@example(poppers=[["BZPOPMIN", "a", "0"], ["BZPOPMAX", "b", "a", "0"]],
+         writes=[("ZADD", "a", 3)], protocol=3)
+def test_blocked_zset_pops_are_served_as_redis_serves_them(
+        sluice: Any, reference: ProcessServer, poppers: list[list[str]],
+        writes: list[tuple[str, str, int]], protocol: int) -> None:
+    """BZPOPMIN, BZPOPMAX and BZMPOP (with a BLPOP waiting on a key that may become a list or
+    a sorted set): FIFO per key, one write serving several clients, STORE commands and
+    ZINCRBY creating keys, transactions, and waiters of another type keeping their places."""
+    counter = [0]
+    _drive((sluice.port, reference.port), protocol,
+           [["SET", "s", "x"], ["ZADD", "src", "1", "p", "2", "q", "3", "r"]], poppers,
+           [_zwrite(op, counter) for op in writes])
