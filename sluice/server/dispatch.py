@@ -327,7 +327,13 @@ def after_call(server: Server, client: Client, cmd: Command, argv: list[bytes], 
         argvs = client.propagate_argv
         if argvs is None:
             argvs = [argv]
-        if argvs:  # [] means the handler logged its effects itself (EXEC)
+        if len(argvs) > 1 and not client.in_exec:
+            # Several effects of one command are one transaction, as Redis 7+ propagates
+            # them (propagatePendingCommands): SPOP's SREM batches, XREADGROUP's XCLAIMs.
+            server.aof.begin_multi(client.db.id)
+            server.aof.feed(client.db.id, argvs)
+            server.aof.end_multi()
+        elif argvs:  # [] means the handler logged its effects itself (EXEC)
             server.aof.feed(client.db.id, argvs)
     if monitor and server.monitors and not cmd.flags & (F.SKIP_MONITOR | F.ADMIN):
         server.feed_monitors(client, argv)

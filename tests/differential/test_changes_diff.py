@@ -4,7 +4,8 @@ Redis's ``server.dirty`` (INFO's ``rdb_changes_since_last_save``) decides when a
 point is reached, and it is not simply one per write: a push counts each element, a pop
 with a count each element popped, LTRIM each element removed (none: nothing), LMOVE and
 RENAME one in all, FLUSHALL the keys it removed, XREADGROUP one per stream it propagates
-anything for plus one per new consumer, XDEL each entry deleted, XACKDEL only its acks.
+anything for plus one per new consumer, XDEL each entry deleted, XACKDEL only its acks,
+SADD/SREM/ZADD/ZREM each member, SMOVE two, a STORE command one.
 Each case runs after the same setup on both servers; the reply and the count must match.
 """
 
@@ -20,7 +21,8 @@ pytestmark = pytest.mark.differential
 
 SETUP = ["RPUSH l a b c d", "SET k 10", "SET str hello", "RPUSH l2 x", "SET t v PX 100000",
          "XADD s 1-0 f v", "XADD s 2-0 f v", "XADD s 3-0 f v", "XADD s 4-0 f v",
-         "XGROUP CREATE s g 0", "XREADGROUP GROUP g c COUNT 2 STREAMS s >"]
+         "XGROUP CREATE s g 0", "XREADGROUP GROUP g c COUNT 2 STREAMS s >",
+         "SADD st 1 2 3", "SADD sl a b c", "ZADD zz 1 a 2 b 3 c"]
 
 CASES = [
     # lists
@@ -53,11 +55,28 @@ CASES = [
     "XDEL s 1-0 2-0", "XTRIM s MAXLEN 1", "XTRIM s MAXLEN 10", "XADD s MAXLEN 2 5-0 f v",
     "XGROUP CREATECONSUMER s g zz", "XGROUP DELCONSUMER s g c", "XGROUP SETID s g 0",
     "XSETID s 9-0", "XGROUP CREATE new g $ MKSTREAM",
+    # sets
+    "SADD st 4 5 1", "SADD st 1", "SADD news x", "SREM st 1 9", "SREM st 9", "SREM st 1 2 3",
+    "SMOVE st sl 1", "SMOVE st sl 9", "SMOVE st st 1", "SMOVE st newset 2", "SMOVE sl st a",
+    "SPOP st", "SPOP st 2", "SPOP st 10", "SPOP st 0", "SPOP none 2",
+    "SINTERSTORE d st sl", "SINTERSTORE d none st", "SINTERSTORE st none st",
+    "SUNIONSTORE d st sl", "SDIFFSTORE d st st", "SDIFFSTORE st st st", "SRANDMEMBER st 2",
+    "SINTERCARD 2 st sl",
+    # sorted sets
+    "ZADD zz 1 a 5 d", "ZADD zz CH 9 a 9 b", "ZADD zz NX 9 a", "ZADD zz INCR 1 a",
+    "ZINCRBY zz 0 a", "ZADD zz 1 a", "ZADD none XX 1 a", "ZREM zz a x", "ZREM zz a b c",
+    "ZREMRANGEBYRANK zz 0 1", "ZREMRANGEBYSCORE zz 5 9", "ZREMRANGEBYLEX zz - +",
+    "ZPOPMIN zz", "ZPOPMAX zz 5", "ZPOPMIN zz 0", "ZMPOP 1 zz MIN COUNT 2",
+    "BZPOPMIN zz 0", "BZMPOP 0 1 zz MAX COUNT 2", "ZUNIONSTORE d 1 zz",
+    "ZINTERSTORE zz 2 zz none", "ZRANGESTORE d zz 0 1", "ZRANGESTORE d zz 5 9",
+    "ZDIFFSTORE d 1 none", "ZRANDMEMBER zz 2",
 ]
 
 
 # Replies with idle times (the servers' clocks differ): only the counts are compared.
 TIMED = {"XREADGROUP GROUP g c CLAIM 0 STREAMS s >", "XREADGROUP GROUP g d CLAIM 0 STREAMS s >"}
+# Random replies: only the counts (and the reply's type) are compared.
+TIMED |= {"SPOP st", "SPOP st 2", "SRANDMEMBER st 2", "ZRANDMEMBER zz 2"}
 
 
 def _changes(client: RawClient) -> int:
