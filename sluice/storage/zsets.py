@@ -1,33 +1,40 @@
 """The sorted set value type (Redis's ``t_zset.c``): listpack or skiplist.
 
 A sorted set is a map member -> score plus the members ordered by (score, member bytes):
-ties are broken by memcmp order, which is Python's ``bytes`` order. Each member has one entry,
-the tuple ``(score, member)``, shared by both views:
+ties are broken by memcmp order. Each member has one *key*, a ``bytes`` object: its score
+in 8 order-preserving bytes (the IEEE 754 bits, sign flipped, negatives complemented, both
+zeros as +0) followed by the member. Keys compare as the pairs do, with one ``memcmp``, and
+a member costs one small object instead of a tuple and a float (``key`` / ``unkey``). Both
+views share the key:
 
-* ``d``: member -> entry (``None`` for a removed member of a skiplist set, see
+* ``d``: member -> key (``None`` for a removed member of a skiplist set, see
   ``hashslots.py``), so ZSCORE and membership are O(1) in both encodings;
-* ``zsl``: the entries in order. For the ``listpack`` encoding a plain sorted ``list``
+* ``zsl``: the keys in order. For the ``listpack`` encoding a plain sorted ``list``
   (insertion and removal O(N), as Redis's listpack); for ``skiplist`` a
   ``sortedcontainers.SortedList`` (a B-tree-like list of lists): insertion, removal,
   rank and seeking by score are O(log N), a range of M entries O(log N + M), as Redis's
   skiplist. The skiplist encoding keeps its members in a ``HashSlots`` too (``ht``, whose
   dict is ``d``): fair random members and ZSCAN cursors.
 
+The keys order ``-0`` as ``0`` (Redis compares scores with ``<``), so they cannot carry the
+sign of a zero: a skiplist remembers its members scored ``-0`` in ``negzero`` (a listpack
+stores an integral score as an integer, so ``-0`` becomes ``0`` there, as in Redis).
+
 Encodings and conversions (``OBJECT ENCODING``), as Redis 8.6: a new set is a listpack if
 the number of members about to be added is at most ``zset-max-listpack-entries`` and the
 first member at most ``zset-max-listpack-value`` bytes (``zsetTypeCreate``); a listpack
 becomes a skiplist before an insertion that would pass either limit; a skiplist never
 becomes a listpack again, except the results of the STORE commands and loaded sets
-(``convert_to_listpack_if_needed``). A listpack stores an integral score as an integer, so
-``-0`` becomes ``0`` there (a skiplist keeps ``-0``).
+(``convert_to_listpack_if_needed``).
 
 Ranges by score and by rank use bisection. Ranges by member (BYLEX) assume, as Redis
 documents, that the members have equal scores; for a listpack they are found by walking
 from the ends as Redis does (so even mixed scores give Redis's answer), for a skiplist by
 bisection (Redis's own answer then depends on its skiplist's random levels).
 
-Nothing here builds replies; commands get entries and counts. Invariant kept by the callers:
-a sorted-set key never holds an empty set.
+Nothing here builds replies; commands get entries, ``(score, member)`` tuples made as they
+are asked for, and counts. Invariant kept by the callers: a sorted-set key never holds an
+empty set.
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from __future__ import annotations
 import bisect
 import math
 import random
+import struct
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
@@ -54,6 +62,35 @@ OUT_NAN, OUT_ADDED, OUT_UPDATED, OUT_NOP = 1, 2, 4, 8
 ZRANDMEMBER_SUB_STRATEGY_MUL = 3
 
 Entry = tuple[float, bytes]
+
+_D = struct.Struct(">d")
+_Q = struct.Struct(">Q")
+_SIGN = 1 << 63
+_MASK = (1 << 64) - 1
+
+
+def score_prefix(score: float) -> bytes:
+    """The 8 bytes that order scores as ``<`` does (``-0`` as ``0``); not for NaN."""
+    if score == 0.0:
+        return b"\x80\x00\x00\x00\x00\x00\x00\x00"
+    u = _Q.unpack(_D.pack(score))[0]
+    return _Q.pack(u ^ _MASK if u & _SIGN else u | _SIGN)
+
+
+def key(score: float, member: bytes) -> bytes:
+    """A member's key: its score's order-preserving bytes, then the member."""
+    return score_prefix(score) + member
+
+
+def key_score(k: bytes) -> float:
+    """The score a key holds (``-0`` comes back as ``0``)."""
+    u = _Q.unpack_from(k)[0]
+    return _D.unpack(_Q.pack(u ^ _SIGN if u & _SIGN else u ^ _MASK))[0]  # type: ignore[no-any-return]
+
+
+def unkey(k: bytes) -> Entry:
+    """``(score, member)`` of a key."""
+    return key_score(k), k[8:]
 
 
 class ZsetLimits(Protocol):
@@ -80,13 +117,14 @@ def _lp_score(score: float) -> float:
 class ZSetValue:
     """A Redis sorted set (see the module docstring)."""
 
-    __slots__ = ("enc", "zsl", "d", "ht")
+    __slots__ = ("enc", "zsl", "d", "ht", "negzero")
 
     def __init__(self, enc: int = LISTPACK) -> None:
         self.enc = enc
+        self.negzero: set[bytes] | None = None  # skiplist members scored -0
         if enc == LISTPACK:
-            self.zsl: Any = []  # list[Entry], sorted
-            self.d: dict[bytes, Entry | None] = {}
+            self.zsl: Any = []  # list[bytes] of keys, sorted
+            self.d: dict[bytes, bytes | None] = {}  # member -> key
             self.ht: HashSlots | None = None
         else:
             self.zsl = SortedList()
@@ -105,8 +143,8 @@ class ZSetValue:
 
     @classmethod
     def from_entries(cls, entries: Iterable[Entry], enc: int) -> ZSetValue:
-        """A set of the given encoding holding ``entries`` (member, score pairs as
-        ``(score, member)``; members distinct: ValueError otherwise)."""
+        """A set of the given encoding holding ``entries`` (``(score, member)``, members
+        distinct: ValueError otherwise)."""
         z = cls(enc)
         for score, member in entries:
             if z.d.get(member) is not None:
@@ -119,10 +157,12 @@ class ZSetValue:
         """The result of a set operation (member -> score): built as a skiplist in one sort,
         then a listpack if it is small enough, as Redis's STORE commands leave it."""
         z = cls(SKIPLIST)
-        entries = [(s, m) for m, s in scores.items()]
-        z.zsl = SortedList(entries)
-        z.ht = HashSlots((e[1], e) for e in entries)
+        keys = [key(s, m) for m, s in scores.items()]
+        z.zsl = SortedList(keys)
+        z.ht = HashSlots((k[8:], k) for k in keys)
         z.d = z.ht.d
+        neg = {m for m, s in scores.items() if s == 0.0 and math.copysign(1.0, s) < 0}
+        z.negzero = neg or None
         z.convert_to_listpack_if_needed(limits)
         return z
 
@@ -130,6 +170,7 @@ class ZSetValue:
         """An independent copy with the same encoding (``zsetDup``)."""
         dup = ZSetValue.__new__(ZSetValue)
         dup.enc = self.enc
+        dup.negzero = None if self.negzero is None else set(self.negzero)
         if self.enc == LISTPACK:
             dup.zsl = list(self.zsl)
             dup.d = dict(self.d)
@@ -149,38 +190,52 @@ class ZSetValue:
     def __len__(self) -> int:
         return len(self.zsl)
 
+    def _entry(self, k: bytes) -> Entry:
+        """``(score, member)`` of a key, ``-0`` restored for a skiplist's members."""
+        score = key_score(k)
+        if score == 0.0 and self.negzero and k[8:] in self.negzero:
+            return -0.0, k[8:]
+        return score, k[8:]
+
     def __iter__(self) -> Iterator[Entry]:
         """The entries, lowest score first."""
-        return iter(self.zsl)
+        if self.negzero:
+            return map(self._entry, self.zsl)
+        return map(unkey, self.zsl)
 
     def __repr__(self) -> str:
-        return f"ZSetValue({list(self.zsl)!r}, encoding={self.encoding().decode()})"
+        return f"ZSetValue({list(self)!r}, encoding={self.encoding().decode()})"
 
     def score(self, member: bytes) -> float | None:
         """``zsetScore``: the member's score, None if it is not in the set."""
-        entry = self.d.get(member)
-        return None if entry is None else entry[0]
+        k = self.d.get(member)
+        if k is None:
+            return None
+        score = key_score(k)
+        if score == 0.0 and self.negzero and member in self.negzero:
+            return -0.0
+        return score
 
     def __contains__(self, member: object) -> bool:
         return self.d.get(member) is not None  # type: ignore[call-overload]
 
-    def _index(self, entry: Entry) -> int:
+    def _bisect(self, probe: bytes) -> int:
         if self.enc == LISTPACK:
-            return bisect.bisect_left(self.zsl, entry)
-        return self.zsl.bisect_left(entry)  # type: ignore[no-any-return]
+            return bisect.bisect_left(self.zsl, probe)
+        return self.zsl.bisect_left(probe)  # type: ignore[no-any-return]
 
-    def _bisect(self, key: tuple[Any, ...]) -> int:
+    def _bisect_right(self, probe: bytes) -> int:
         if self.enc == LISTPACK:
-            return bisect.bisect_left(self.zsl, key)
-        return self.zsl.bisect_left(key)  # type: ignore[no-any-return]
+            return bisect.bisect_right(self.zsl, probe)
+        return self.zsl.bisect_right(probe)  # type: ignore[no-any-return]
 
     def rank(self, member: bytes, reverse: bool = False) -> tuple[int, float] | None:
         """``zsetRank``: 0-based rank (from the highest score if ``reverse``) and score."""
-        entry = self.d.get(member)
-        if entry is None:
+        k = self.d.get(member)
+        if k is None:
             return None
-        i = self._index(entry)
-        return (len(self.zsl) - 1 - i if reverse else i), entry[0]
+        i = self._bisect(k)
+        return (len(self.zsl) - 1 - i if reverse else i), self.score(member)  # type: ignore[return-value]
 
     def entries(self, start: int, stop: int, reverse: bool = False) -> list[Entry]:
         """Entries ``start`` to ``stop`` (exclusive, ascending positions); highest first if
@@ -189,17 +244,18 @@ class ZSetValue:
             return []
         zsl = self.zsl
         if self.enc == LISTPACK:
-            out: list[Entry] = zsl[start:stop]
+            keys = zsl[start:stop]
             if reverse:
-                out.reverse()
-            return out
-        return list(zsl.islice(start, stop, reverse=reverse))
+                keys.reverse()
+        else:
+            keys = zsl.islice(start, stop, reverse=reverse)
+        return list(map(self._entry if self.negzero else unkey, keys))
 
     # -- bounds of ranges -----------------------------------------------------------------
 
     def rank_bounds(self, start: int, end: int, reverse: bool = False) -> tuple[int, int]:
         """Positions ``[i, j)`` of the ranks ``start..end`` (inclusive, negative from the end,
-        Redis's clamping; from the highest score if ``reverse``); i >= j when empty."""
+        Redis's clamping; from the highest score if ``reverse``); (0, 0) when empty."""
         n = len(self.zsl)
         if start < 0:
             start += n
@@ -217,17 +273,18 @@ class ZSetValue:
 
     def score_bounds(self, rng: ScoreRange) -> tuple[int, int]:
         """Positions ``[i, j)`` of the entries whose score is in ``rng`` ((0, 0): none)."""
-        if rng.is_empty() or not self.zsl:
+        n = len(self.zsl)
+        if rng.is_empty() or not n:
             return 0, 0
         lo, hi = rng.min, rng.max
         if rng.minex:
-            i = len(self.zsl) if lo == math.inf else self._bisect((math.nextafter(lo, math.inf),))
+            i = n if lo == math.inf else self._bisect(score_prefix(math.nextafter(lo, math.inf)))
         else:
-            i = self._bisect((lo,))
+            i = self._bisect(score_prefix(lo))
         if rng.maxex:
-            j = self._bisect((hi,))
+            j = self._bisect(score_prefix(hi))
         else:
-            j = len(self.zsl) if hi == math.inf else self._bisect((math.nextafter(hi, math.inf),))
+            j = n if hi == math.inf else self._bisect(score_prefix(math.nextafter(hi, math.inf)))
         return (i, j) if i < j else (0, 0)
 
     def lex_bounds(self, rng: LexRange) -> tuple[int, int]:
@@ -238,23 +295,23 @@ class ZSetValue:
             return 0, 0
         if self.enc == LISTPACK:
             # zzlFirstInLexRange, then forward while <= max (Redis's walk)
-            if not rng.gte_min(zsl[-1][1]) or not rng.lte_max(zsl[0][1]):
+            if not rng.gte_min(zsl[-1][8:]) or not rng.lte_max(zsl[0][8:]):
                 return 0, 0
             i = 0
-            while i < n and not rng.gte_min(zsl[i][1]):
+            while i < n and not rng.gte_min(zsl[i][8:]):
                 i += 1
             j = i
-            while j < n and rng.lte_max(zsl[j][1]):
+            while j < n and rng.lte_max(zsl[j][8:]):
                 j += 1
             return (i, j) if i < j else (0, 0)
-        score = zsl[0][0]
+        prefix = zsl[0][:8]
         lo, hi = rng.min, rng.max
         if isinstance(lo, bytes):
-            i = zsl.bisect_right((score, lo)) if rng.minex else zsl.bisect_left((score, lo))
+            i = self._bisect_right(prefix + lo) if rng.minex else self._bisect(prefix + lo)
         else:
             i = 0 if lo.sign < 0 else n
         if isinstance(hi, bytes):
-            j = zsl.bisect_left((score, hi)) if rng.maxex else zsl.bisect_right((score, hi))
+            j = self._bisect(prefix + hi) if rng.maxex else self._bisect_right(prefix + hi)
         else:
             j = n if hi.sign > 0 else 0
         return (i, j) if i < j else (0, 0)
@@ -268,13 +325,13 @@ class ZSetValue:
         n = len(zsl)
         if not n or rng.is_empty():
             return 0, 0
-        if not rng.gte_min(zsl[-1][1]) or not rng.lte_max(zsl[0][1]):
+        if not rng.gte_min(zsl[-1][8:]) or not rng.lte_max(zsl[0][8:]):
             return 0, 0
         j = n
-        while j > 0 and not rng.lte_max(zsl[j - 1][1]):
+        while j > 0 and not rng.lte_max(zsl[j - 1][8:]):
             j -= 1
         i = j
-        while i > 0 and rng.gte_min(zsl[i - 1][1]):
+        while i > 0 and rng.gte_min(zsl[i - 1][8:]):
             i -= 1
         return (i, j) if i < j else (0, 0)
 
@@ -299,37 +356,45 @@ class ZSetValue:
     # -- writing --------------------------------------------------------------------------
 
     def _insert(self, score: float, member: bytes) -> None:
+        k = key(score, member)
         if self.enc == LISTPACK:
-            entry = (_lp_score(score), member)
-            bisect.insort(self.zsl, entry)
-            self.d[member] = entry
+            bisect.insort(self.zsl, k)
+            self.d[member] = k
         else:
-            entry = (score, member)
-            self.zsl.add(entry)
-            self.ht.put(member, entry)  # type: ignore[union-attr]
+            self.zsl.add(k)
+            self.ht.put(member, k)  # type: ignore[union-attr]
+            if score == 0.0 and math.copysign(1.0, score) < 0:
+                if self.negzero is None:
+                    self.negzero = set()
+                self.negzero.add(member)
 
-    def _unlink(self, entry: Entry) -> None:
+    def _unlink(self, k: bytes) -> None:
         zsl = self.zsl
+        member = k[8:]
         if self.enc == LISTPACK:
-            del zsl[bisect.bisect_left(zsl, entry)]
-            del self.d[entry[1]]
+            del zsl[bisect.bisect_left(zsl, k)]
+            del self.d[member]
         else:
-            zsl.remove(entry)
-            self.ht.remove(entry[1])  # type: ignore[union-attr]
+            zsl.remove(k)
+            self.ht.remove(member)  # type: ignore[union-attr]
+            if self.negzero:
+                self.negzero.discard(member)
 
     def _to_skiplist(self) -> None:
-        entries = self.zsl
+        keys = self.zsl
         self.enc = SKIPLIST
-        self.zsl = SortedList(entries)
-        self.ht = HashSlots((e[1], e) for e in entries)
+        self.zsl = SortedList(keys)
+        self.ht = HashSlots((k[8:], k) for k in keys)
         self.d = self.ht.d
 
     def _to_listpack(self) -> None:
-        entries = [(_lp_score(s), m) for s, m in self.zsl]
+        # -0 becomes 0 (an integer in the listpack): the keys already say 0
+        keys = list(self.zsl)
         self.enc = LISTPACK
-        self.zsl = entries
-        self.d = {e[1]: e for e in entries}
+        self.zsl = keys
+        self.d = {k[8:]: k for k in keys}
         self.ht = None
+        self.negzero = None
 
     def maybe_convert(self, size_hint: int, limits: ZsetLimits) -> None:
         """``zsetTypeMaybeConvert``: a listpack about to receive more members than it may
@@ -341,7 +406,7 @@ class ZSetValue:
         """``zsetConvertToListpackIfNeeded``: a skiplist small enough becomes a listpack."""
         if self.enc == LISTPACK or len(self.zsl) > limits.zset_max_listpack_entries:
             return
-        lens = [len(m) for _, m in self.zsl]
+        lens = [len(k) - 8 for k in self.zsl]
         if max(lens, default=0) <= limits.zset_max_listpack_value and (
                 sum(lens) <= LISTPACK_MAX_SAFETY_SIZE):
             self._to_listpack()
@@ -355,11 +420,12 @@ class ZSetValue:
         score. ``OUT_NAN``: the result would be NaN and nothing changed."""
         if score != score:
             return OUT_NAN, score
-        entry = self.d.get(member)
-        if entry is not None:
+        k = self.d.get(member)
+        if k is not None:
             if flags & IN_NX:
                 return OUT_NOP, score
-            cur = entry[0]
+            cur = self.score(member)
+            assert cur is not None
             if flags & IN_INCR:
                 score += cur
                 if score != score:
@@ -367,7 +433,7 @@ class ZSetValue:
             if (flags & IN_LT and score >= cur) or (flags & IN_GT and score <= cur):
                 return OUT_NOP, score
             if score != cur:
-                self._unlink(entry)
+                self._unlink(k)
                 self._insert(score, member)
                 return OUT_UPDATED, score
             return 0, score
@@ -381,10 +447,10 @@ class ZSetValue:
 
     def delete(self, member: bytes) -> bool:
         """``zsetDel``: True if ``member`` was there."""
-        entry = self.d.get(member)
-        if entry is None:
+        k = self.d.get(member)
+        if k is None:
             return False
-        self._unlink(entry)
+        self._unlink(k)
         return True
 
     def remove_positions(self, i: int, j: int) -> int:
@@ -394,27 +460,31 @@ class ZSetValue:
         zsl = self.zsl
         if self.enc == LISTPACK:
             d = self.d
-            for _, m in zsl[i:j]:
-                del d[m]
+            for k in zsl[i:j]:
+                del d[k[8:]]
             del zsl[i:j]
         else:
             ht = self.ht
             assert ht is not None
-            for _, m in zsl.islice(i, j):
-                ht.remove(m)
+            neg = self.negzero
+            for k in zsl.islice(i, j):
+                ht.remove(k[8:])
+                if neg:
+                    neg.discard(k[8:])
             del zsl[i:j]
         return j - i
 
     def pop(self, count: int, highest: bool) -> list[Entry]:
         """Remove and return up to ``count`` entries from the low (or high) end, in the
         order they are popped."""
-        n = min(count, len(self.zsl))
+        n = len(self.zsl)
+        take = min(count, n)
         if highest:
-            out = self.entries(len(self.zsl) - n, len(self.zsl), reverse=True)
-            self.remove_positions(len(self.zsl) - n, len(self.zsl))
+            out = self.entries(n - take, n, reverse=True)
+            self.remove_positions(n - take, n)
         else:
-            out = self.entries(0, n)
-            self.remove_positions(0, n)
+            out = self.entries(0, take)
+            self.remove_positions(0, take)
         return out
 
     # -- random members -------------------------------------------------------------------
@@ -422,11 +492,12 @@ class ZSetValue:
     def random_entry(self) -> Entry:
         """``zsetTypeRandomElement`` (the set must not be empty)."""
         if self.enc == LISTPACK:
-            return random.choice(self.zsl)  # type: ignore[no-any-return]
+            return unkey(random.choice(self.zsl))
         ht = self.ht
         assert ht is not None
-        entry: Entry = ht.d[ht.random_member()]
-        return entry
+        k = ht.d[ht.random_member()]
+        assert k is not None
+        return self._entry(k)
 
     def random_entries(self, count: int, unique: bool) -> list[Entry]:
         """ZRANDMEMBER with a count (> 0), in the order Redis's case gives: drawn with
@@ -435,16 +506,16 @@ class ZSetValue:
         size = len(self.zsl)
         if not unique or count == 1:
             if self.enc == LISTPACK:
-                return random.choices(self.zsl, k=count)
+                return list(map(unkey, random.choices(self.zsl, k=count)))
             pick = self.random_entry
             return [pick() for _ in range(count)]
         if count >= size:  # the whole set, highest first (Redis's zuiNext goes backwards)
-            return list(reversed(self.zsl))
+            return self.entries(0, size, reverse=True)
         if self.enc == LISTPACK:
             zsl = self.zsl
-            return [zsl[i] for i in sorted(random.sample(range(size), count))]
+            return [unkey(zsl[i]) for i in sorted(random.sample(range(size), count))]
         if count * ZRANDMEMBER_SUB_STRATEGY_MUL > size:
-            return random.sample(list(self.zsl), count)
+            return random.sample(list(self), count)
         out: dict[bytes, Entry] = {}
         pick = self.random_entry
         while len(out) < count:
@@ -459,28 +530,27 @@ class ZSetValue:
         """ZSCAN: a skiplist is walked from ``cursor``; a listpack is returned whole, in
         order, with cursor 0 (as Redis does)."""
         if self.enc == LISTPACK:
-            zsl = self.zsl
-            return 0, list(zsl) if want is None else [e for e in zsl if want(e[1])]
+            entries = list(map(unkey, self.zsl))
+            return 0, entries if want is None else [e for e in entries if want(e[1])]
         ht = self.ht
         assert ht is not None
         nxt, members = ht.scan(cursor, count, want)
         d = ht.d
-        return nxt, [d[m] for m in members]
+        return nxt, [self._entry(d[m]) for m in members]
 
 
 def load_zset(entries: Iterable[Entry], limits: ZsetLimits) -> ZSetValue:
     """A sorted set saved as members with scores (``RDB_TYPE_ZSET(_2)``), as Redis loads it:
     a skiplist, made a listpack afterwards if it is small enough. ValueError on a duplicate
     member or a NaN score."""
-    z = ZSetValue(SKIPLIST)
+    scores: dict[bytes, float] = {}
     for score, member in entries:
         if score != score:
             raise ValueError("Zset with NAN score detected")
-        if z.d.get(member) is not None:
+        if member in scores:
             raise ValueError("Duplicate zset fields detected")
-        z._insert(score, member)
-    z.convert_to_listpack_if_needed(limits)
-    return z
+        scores[member] = score
+    return ZSetValue.from_scores(scores, limits)
 
 
 def load_listpack_zset(entries: list[Entry], limits: ZsetLimits) -> ZSetValue:
