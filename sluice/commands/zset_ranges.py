@@ -25,7 +25,6 @@ from .zsets import (
     get_zset,
     lex_range,
     limits,
-    members_of,
     removed_from,
     score_range,
     store_zset,
@@ -80,15 +79,17 @@ def _zrange(ctx: Any, argv: list[bytes], at: int, store: bool, rangetype: int,
     if z is None:
         return _stored(ctx, argv[1], []) if store else []
     if rangetype == RANK:
-        entries = z.entries(*z.rank_bounds(start, end, reverse), reverse=reverse)
+        i, j = z.rank_bounds(start, end, reverse)
     elif rangetype == SCORE:
-        entries = z.limited(z.score_bounds(rng), offset, limit, reverse)
+        i, j = z.limit_bounds(z.score_bounds(rng), offset, limit, reverse)
     else:
         bounds = z.last_lex_bounds(rng) if reverse else z.lex_bounds(rng)
-        entries = z.limited(bounds, offset, limit, reverse)
+        i, j = z.limit_bounds(bounds, offset, limit, reverse)
     if store:
-        return _stored(ctx, argv[1], entries)
-    return with_scores(entries, ctx.resp3) if withscores else members_of(entries)
+        return _stored(ctx, argv[1], z.entries(i, j, reverse))
+    if withscores:
+        return with_scores(z.entries(i, j, reverse), ctx.resp3)
+    return z.members(i, j, reverse)
 
 
 def _stored(ctx: Any, dst: bytes, entries: list[tuple[float, bytes]]) -> int:

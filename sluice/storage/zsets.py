@@ -93,6 +93,14 @@ def unkey(k: bytes) -> Entry:
     return key_score(k), k[8:]
 
 
+def decode_scores(keys: list[bytes]) -> tuple[float, ...]:
+    """The scores of several keys, in three struct calls rather than three per key."""
+    n = len(keys)
+    bits = struct.unpack(f">{n}Q", b"".join([k[:8] for k in keys]))
+    return struct.unpack(f">{n}d", struct.pack(
+        f">{n}Q", *[u ^ _SIGN if u & _SIGN else u ^ _MASK for u in bits]))
+
+
 class ZsetLimits(Protocol):
     """The settings that decide a sorted set's encoding (the server's config has them)."""
 
@@ -237,19 +245,32 @@ class ZSetValue:
         i = self._bisect(k)
         return (len(self.zsl) - 1 - i if reverse else i), self.score(member)  # type: ignore[return-value]
 
-    def entries(self, start: int, stop: int, reverse: bool = False) -> list[Entry]:
-        """Entries ``start`` to ``stop`` (exclusive, ascending positions); highest first if
+    def keys_at(self, start: int, stop: int, reverse: bool = False) -> list[bytes]:
+        """The keys at positions ``start`` to ``stop`` (exclusive); highest first if
         ``reverse``."""
         if start >= stop:
             return []
-        zsl = self.zsl
-        if self.enc == LISTPACK:
-            keys = zsl[start:stop]
-            if reverse:
-                keys.reverse()
-        else:
-            keys = zsl.islice(start, stop, reverse=reverse)
-        return list(map(self._entry if self.negzero else unkey, keys))
+        keys: list[bytes] = self.zsl[start:stop]  # a SortedList slices in O(log N + M)
+        if reverse:
+            keys.reverse()
+        return keys
+
+    def entries(self, start: int, stop: int, reverse: bool = False) -> list[Entry]:
+        """``(score, member)`` at positions ``start`` to ``stop`` (exclusive, ascending
+        positions); highest first if ``reverse``. Scores are decoded in one batch."""
+        keys = self.keys_at(start, stop, reverse)
+        if not keys:
+            return []
+        scores = decode_scores(keys)
+        out = [(s, k[8:]) for s, k in zip(scores, keys, strict=True)]
+        if self.negzero:
+            neg = self.negzero
+            out = [(-0.0, m) if s == 0.0 and m in neg else (s, m) for s, m in out]
+        return out
+
+    def members(self, start: int, stop: int, reverse: bool = False) -> list[bytes]:
+        """The members at positions ``start`` to ``stop`` (no scores decoded)."""
+        return [k[8:] for k in self.keys_at(start, stop, reverse)]
 
     # -- bounds of ranges -----------------------------------------------------------------
 
@@ -335,13 +356,14 @@ class ZSetValue:
             i -= 1
         return (i, j) if i < j else (0, 0)
 
-    def limited(self, bounds: tuple[int, int], offset: int, limit: int,
-                reverse: bool) -> list[Entry]:
-        """The entries of ``bounds`` after skipping ``offset`` of them, at most ``limit``
-        (negative: all), lowest first or (``reverse``) highest first (the LIMIT option)."""
+    def limit_bounds(self, bounds: tuple[int, int], offset: int, limit: int,
+                     reverse: bool) -> tuple[int, int]:
+        """The positions of ``bounds`` left after skipping ``offset`` entries and keeping at
+        most ``limit`` (negative: all), from the low end or (``reverse``) the high end (the
+        LIMIT option); (0, 0) when none."""
         i, j = bounds
         if offset < 0 or (offset > 0 and offset >= len(self.zsl)):
-            return []
+            return 0, 0
         if reverse:
             j -= offset
         else:
@@ -351,7 +373,7 @@ class ZSetValue:
                 i = j - limit
             else:
                 j = i + limit
-        return self.entries(i, j, reverse)
+        return (i, j) if i < j else (0, 0)
 
     # -- writing --------------------------------------------------------------------------
 

@@ -168,9 +168,11 @@ def test_ranges_and_ranks(enc: int) -> None:
     assert z.score_bounds(parse_score_range(b"-inf", b"+inf")) == (0, 10)  # type: ignore[arg-type]
     assert z.score_bounds(parse_score_range(b"(9", b"+inf")) == (0, 0)  # type: ignore[arg-type]
     rng = parse_score_range(b"1", b"8")
-    got = z.limited(z.score_bounds(rng), 2, 3, reverse=True)  # type: ignore[arg-type]
+    got = z.entries(*z.limit_bounds(z.score_bounds(rng), 2, 3, reverse=True),  # type: ignore[arg-type]
+                    reverse=True)
     assert [m for _, m in got] == [b"m6", b"m5", b"m4"]
-    assert z.limited((0, 10), 10, 5, False) == []
+    assert z.members(*z.limit_bounds((0, 10), 2, 3, True), reverse=True) == [b"m7", b"m6", b"m5"]
+    assert z.limit_bounds((0, 10), 10, 5, False) == (0, 0)
     assert z.pop(2, highest=True) == [(9.0, b"m9"), (8.0, b"m8")]
     assert z.remove_positions(0, 3) == 3 and [m for _, m in z][:1] == [b"m3"]
 
