@@ -10,6 +10,8 @@ what a set operation or SPOP leaves behind.
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -52,7 +54,7 @@ def test_replies_are_sets_in_resp3(r3: redis.Redis) -> None:
     assert r3.srandmember("s", 5) in ([b"a", b"b"], [b"b", b"a"])  # an array, not a set
 
 
-def test_encodings_follow_the_settings(rr: redis.Redis, make_server: object) -> None:
+def test_encodings_follow_the_settings(rr: redis.Redis) -> None:
     rr.sadd("ints", *range(10))
     assert rr.object("encoding", "ints") == b"intset"
     rr.sadd("ints", "x")
@@ -194,3 +196,35 @@ def test_transactions(rr: redis.Redis) -> None:
         rr.srem("bindings", "x")
         with pytest.raises(redis.WatchError):
             pipe.execute()
+
+
+def test_debug_reload_and_restart_keep_sets_with_the_servers_settings(
+        make_server: Any, tmp_path: Path) -> None:
+    """Loads decide encodings with the server's settings, as Redis's rdbLoad does: a saved
+    intset too big for this server's set-max-intset-entries comes back a hash table."""
+    s = make_server(f"dir {tmp_path}", "enable-debug-command yes")
+    r = s.client()
+    r.sadd("ints", *range(10))
+    r.sadd("lp", "a", "b")
+    r.zadd("z", {"a": 1.5, "b": -0.0})
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert r.object("encoding", "ints") == b"intset" and r.scard("ints") == 10
+    assert r.smembers("lp") == {b"a", b"b"} and r.zscore("z", "a") == 1.5
+    r.config_set("set-max-intset-entries", 5)
+    r.config_set("zset-max-listpack-entries", 1)
+    assert r.execute_command("DEBUG", "RELOAD") == b"OK"
+    assert r.object("encoding", "ints") == b"hashtable"
+    assert r.object("encoding", "z") == b"skiplist"
+    assert sorted(r.smembers("ints")) == sorted(str(i).encode() for i in range(10))
+
+
+def test_info_counts_set_commands_and_keys(rr: redis.Redis) -> None:
+    rr.sadd("s", "a")
+    rr.zadd("z", {"a": 1})
+    rr.sismember("s", "a")
+    stats = rr.info("commandstats")
+    assert stats["cmdstat_sadd"]["calls"] >= 1 and stats["cmdstat_zadd"]["calls"] >= 1
+    assert rr.info("keyspace")["db0"]["keys"] == 2
+    assert rr.execute_command("ACL", "CAT", "sortedset")
+    assert b"zadd" in rr.execute_command("ACL", "CAT", "sortedset")
+    assert b"sadd" in rr.execute_command("ACL", "CAT", "set")
