@@ -106,6 +106,16 @@ class Settings(Protocol):
     @property
     def hash_max_listpack_value(self) -> int: ...  # a listpack hash's longest field or value
     @property
+    def set_max_intset_entries(self) -> int: ...  # an intset holds at most this many
+    @property
+    def set_max_listpack_entries(self) -> int: ...  # a listpack set holds at most this many
+    @property
+    def set_max_listpack_value(self) -> int: ...  # ... members of at most this many bytes
+    @property
+    def zset_max_listpack_entries(self) -> int: ...  # a listpack sorted set: at most this many
+    @property
+    def zset_max_listpack_value(self) -> int: ...  # ... members of at most this many bytes
+    @property
     def proto_max_bulk_len(self) -> int: ...  # the longest string a command may build
     @property
     def rdbcompression(self) -> bool: ...  # LZF-compress DUMP payloads
@@ -141,6 +151,8 @@ class Blocking(Protocol[C_contra]):
     """Blocked clients (``server.blocking.BlockingManager``, Redis's blocked.c)."""
 
     def signal_key_as_ready(self, db: Database, key: bytes) -> None: ...  # wake its waiters
+    def signal_deleted_key_as_ready(self, db: Database,
+                                    key: bytes) -> None: ...  # overwritten: XREADGROUP's only
     def wake_when_claimable(self, db: Database, keys: list[bytes],
                             at_ms: int) -> None: ...  # signal ``keys`` at ``at_ms``
     def unblock_client(self, client: C_contra, reply: Reply) -> None: ...  # answer, unblock

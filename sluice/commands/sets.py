@@ -21,14 +21,13 @@ hash order there, which no client may rely on).
 
 from __future__ import annotations
 
-from typing import Any
-
 from sluice.protocol import Set
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.sets import HASHTABLE, INTSET, LISTPACK, SetValue
 from sluice.storage.strings import string2ll
 
 from .args import Args, parse_int
+from .context import Context, Reply, Settings
 from .errors import (
     LIMIT_NEGATIVE,
     LIST_COUNT_NOT_POSITIVE,
@@ -62,15 +61,15 @@ LONG_MAX = 2**63 - 1
 SPOP_BATCH = 1024  # SREMs logged per command for a SPOP with a count
 
 
-def _get(ctx: Any, key: bytes) -> SetValue | None:
+def _get(ctx: Context, key: bytes) -> SetValue | None:
     """The set at ``key`` or None; WRONGTYPE for another type."""
     value = ctx.db.get(key)
     if value is None or type(value) is SetValue:
-        return value  # type: ignore[no-any-return]
+        return value
     raise WrongTypeError()
 
 
-def _cfg(ctx: Any) -> Any:
+def _cfg(ctx: Context) -> Settings:
     """The server config: the set encodings' limits are read from it at each command."""
     return ctx.server.config
 
@@ -83,7 +82,7 @@ def _range_long(raw: bytes, lo: int, hi: int, msg: str | None = None) -> int:
     return n
 
 
-def _store(ctx: Any, dst: bytes, result: SetValue) -> int:
+def _store(ctx: Context, dst: bytes, result: SetValue) -> int:
     """A STORE command's end: the result replaces ``dst`` (its TTL too), or an empty
     result deletes it; returns the reply."""
     db = ctx.db
@@ -99,7 +98,7 @@ def _store(ctx: Any, dst: bytes, result: SetValue) -> int:
 # -- one set -------------------------------------------------------------------------------
 
 
-def sadd(ctx: Any, args: Args) -> Any:
+def sadd(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     cfg = _cfg(ctx)
@@ -119,7 +118,7 @@ def sadd(ctx: Any, args: Args) -> Any:
     return added
 
 
-def srem(ctx: Any, args: Args) -> Any:
+def srem(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     s = _get(ctx, key)
@@ -137,7 +136,7 @@ def srem(ctx: Any, args: Args) -> Any:
     return deleted
 
 
-def smove(ctx: Any, args: Args) -> Any:
+def smove(ctx: Context, args: Args) -> Reply:
     src_key, dst_key, member = args.argv[1:4]
     db = ctx.db
     src, dst = db.get(src_key), db.get(dst_key)  # both looked up (and expired) first
@@ -161,13 +160,13 @@ def smove(ctx: Any, args: Args) -> Any:
     return 1
 
 
-def sismember(ctx: Any, args: Args) -> Any:
+def sismember(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     s = _get(ctx, argv[1])
     return 1 if s is not None and argv[2] in s else 0
 
 
-def smismember(ctx: Any, args: Args) -> Any:
+def smismember(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     s = _get(ctx, argv[1])
     if s is None:
@@ -175,17 +174,17 @@ def smismember(ctx: Any, args: Args) -> Any:
     return [1 if m in s else 0 for m in argv[2:]]
 
 
-def scard(ctx: Any, args: Args) -> Any:
+def scard(ctx: Context, args: Args) -> Reply:
     s = _get(ctx, args.argv[1])
     return 0 if s is None else len(s)
 
 
-def smembers(ctx: Any, args: Args) -> Any:
+def smembers(ctx: Context, args: Args) -> Reply:
     s = _get(ctx, args.argv[1])
     return Set() if s is None else Set(s)
 
 
-def spop(ctx: Any, args: Args) -> Any:
+def spop(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     if len(argv) == 3:
         return _spop_count(ctx, argv[1], argv[2])
@@ -203,7 +202,7 @@ def spop(ctx: Any, args: Args) -> Any:
     return member
 
 
-def _spop_count(ctx: Any, key: bytes, raw_count: bytes) -> Any:
+def _spop_count(ctx: Context, key: bytes, raw_count: bytes) -> Reply:
     count = _range_long(raw_count, 0, LONG_MAX, LIST_COUNT_NOT_POSITIVE)
     s = _get(ctx, key)
     if s is None or count == 0:
@@ -224,7 +223,7 @@ def _spop_count(ctx: Any, key: bytes, raw_count: bytes) -> Any:
     return Set(popped)
 
 
-def srandmember(ctx: Any, args: Args) -> Any:
+def srandmember(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     if len(argv) == 3:
         n = _range_long(argv[2], -LONG_MAX, LONG_MAX)
@@ -238,7 +237,7 @@ def srandmember(ctx: Any, args: Args) -> Any:
     return None if s is None else s.random_member()
 
 
-def sscan(ctx: Any, args: Args) -> Any:
+def sscan(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     cursor = parse_cursor(args.next())
     s = _get(ctx, key)
@@ -252,13 +251,13 @@ def sscan(ctx: Any, args: Args) -> Any:
 # -- several sets --------------------------------------------------------------------------
 
 
-def _lookup(ctx: Any, keys: list[bytes]) -> list[SetValue | None]:
+def _lookup(ctx: Context, keys: list[bytes]) -> list[SetValue | None]:
     """Every key's set (None for a missing key); WRONGTYPE for the first of another type."""
     return [_get(ctx, key) for key in keys]
 
 
-def _inter(ctx: Any, keys: list[bytes], dst: bytes | None, card_only: bool,
-           limit: int = 0) -> Any:
+def _inter(ctx: Context, keys: list[bytes], dst: bytes | None, card_only: bool,
+           limit: int = 0) -> Reply:
     """``sinterGenericCommand``: SINTER, SINTERSTORE and SINTERCARD."""
     sets = _lookup(ctx, keys)
     if any(s is None for s in sets):
@@ -293,16 +292,16 @@ def _inter(ctx: Any, keys: list[bytes], dst: bytes | None, card_only: bool,
     return _store(ctx, dst, result)
 
 
-def sinter(ctx: Any, args: Args) -> Any:
+def sinter(ctx: Context, args: Args) -> Reply:
     return _inter(ctx, args.argv[1:], None, False)
 
 
-def sinterstore(ctx: Any, args: Args) -> Any:
+def sinterstore(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return _inter(ctx, argv[2:], argv[1], False)
 
 
-def sintercard(ctx: Any, args: Args) -> Any:
+def sintercard(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     numkeys = _range_long(argv[1], 1, LONG_MAX, NUMKEYS_POSITIVE)
     if numkeys > len(argv) - 2:
@@ -318,7 +317,7 @@ def sintercard(ctx: Any, args: Args) -> Any:
     return _inter(ctx, argv[2:2 + numkeys], None, True, limit)
 
 
-def _union_diff(ctx: Any, keys: list[bytes], dst: bytes | None, union: bool) -> Any:
+def _union_diff(ctx: Context, keys: list[bytes], dst: bytes | None, union: bool) -> Reply:
     """``sunionDiffGenericCommand``: SUNION(STORE) and SDIFF(STORE)."""
     sets = _lookup(ctx, keys)
     cfg = _cfg(ctx)
@@ -355,20 +354,20 @@ def _union_diff(ctx: Any, keys: list[bytes], dst: bytes | None, union: bool) -> 
     return _store(ctx, dst, result)
 
 
-def sunion(ctx: Any, args: Args) -> Any:
+def sunion(ctx: Context, args: Args) -> Reply:
     return _union_diff(ctx, args.argv[1:], None, True)
 
 
-def sunionstore(ctx: Any, args: Args) -> Any:
+def sunionstore(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return _union_diff(ctx, argv[2:], argv[1], True)
 
 
-def sdiff(ctx: Any, args: Args) -> Any:
+def sdiff(ctx: Context, args: Args) -> Reply:
     return _union_diff(ctx, args.argv[1:], None, False)
 
 
-def sdiffstore(ctx: Any, args: Args) -> Any:
+def sdiffstore(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return _union_diff(ctx, argv[2:], argv[1], False)
 

@@ -17,7 +17,6 @@ empty.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.scores import string2d
@@ -25,6 +24,7 @@ from sluice.storage.sets import SetValue
 from sluice.storage.zsets import ZSetValue
 
 from .args import Args, parse_int
+from .context import Context, Reply, command_name
 from .errors import (
     LIMIT_NEGATIVE,
     SYNTAX,
@@ -70,11 +70,11 @@ def _aggregate(target: float, value: float, how: int) -> float:
     return value if value > target else target
 
 
-def _generic(ctx: Any, argv: list[bytes], numkeys_at: int, dst: bytes | None, op: int,
-             card_only: bool = False) -> Any:
+def _generic(ctx: Context, argv: list[bytes], numkeys_at: int, dst: bytes | None, op: int,
+             card_only: bool = False) -> Reply:
     setnum = parse_int(argv[numkeys_at])
     if setnum < 1:
-        raise CommandError(ZSETOP_NO_KEYS % argv[0].decode("utf-8", "replace").lower())
+        raise CommandError(ZSETOP_NO_KEYS % command_name(ctx))
     if setnum > len(argv) - (numkeys_at + 1):
         raise CommandError(SYNTAX)
     keys = argv[numkeys_at + 1:numkeys_at + 1 + setnum]
@@ -174,33 +174,33 @@ def _generic(ctx: Any, argv: list[bytes], numkeys_at: int, dst: bytes | None, op
     return with_scores(entries, ctx.resp3) if withscores else members_of(entries)
 
 
-def zunion(ctx: Any, args: Args) -> Any:
+def zunion(ctx: Context, args: Args) -> Reply:
     return _generic(ctx, args.argv, 1, None, UNION)
 
 
-def zinter(ctx: Any, args: Args) -> Any:
+def zinter(ctx: Context, args: Args) -> Reply:
     return _generic(ctx, args.argv, 1, None, INTER)
 
 
-def zdiff(ctx: Any, args: Args) -> Any:
+def zdiff(ctx: Context, args: Args) -> Reply:
     return _generic(ctx, args.argv, 1, None, DIFF)
 
 
-def zintercard(ctx: Any, args: Args) -> Any:
+def zintercard(ctx: Context, args: Args) -> Reply:
     return _generic(ctx, args.argv, 1, None, INTER, card_only=True)
 
 
-def zunionstore(ctx: Any, args: Args) -> Any:
+def zunionstore(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return _generic(ctx, argv, 2, argv[1], UNION)
 
 
-def zinterstore(ctx: Any, args: Args) -> Any:
+def zinterstore(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return _generic(ctx, argv, 2, argv[1], INTER)
 
 
-def zdiffstore(ctx: Any, args: Args) -> Any:
+def zdiffstore(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     return _generic(ctx, argv, 2, argv[1], DIFF)
 

@@ -14,11 +14,10 @@ change either way it writes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sluice.storage.zsets import ZSetValue
 
 from .args import Args, parse_int
+from .context import Context, Reply
 from .errors import SYNTAX, ZRANGE_LIMIT_RANK, ZRANGE_WITHSCORES_BYLEX, CommandError
 from .spec import ACCESS, DELETE, DENYOOM, OW, READONLY, RO, RW, UPDATE, WRITE, A, cmd, key_at
 from .zsets import (
@@ -34,8 +33,8 @@ from .zsets import (
 RANK, SCORE, LEX = 1, 2, 3  # zrange_type; 0 = decided by the options (ZRANGE)
 
 
-def _zrange(ctx: Any, argv: list[bytes], at: int, store: bool, rangetype: int,
-            reverse: bool | None) -> Any:
+def _zrange(ctx: Context, argv: list[bytes], at: int, store: bool, rangetype: int,
+            reverse: bool | None) -> Reply:
     """``zrangeGenericCommand``: ``argv[at]`` is the source key, then min, max, options.
     ``reverse`` None: decided by REV."""
     withscores = False
@@ -92,7 +91,7 @@ def _zrange(ctx: Any, argv: list[bytes], at: int, store: bool, rangetype: int,
     return z.members(i, j, reverse)
 
 
-def _stored(ctx: Any, dst: bytes, entries: list[tuple[float, bytes]]) -> int:
+def _stored(ctx: Context, dst: bytes, entries: list[tuple[float, bytes]]) -> int:
     """ZRANGESTORE's end: the range replaces ``dst`` (TTL included), or deletes it."""
     db = ctx.db
     if entries:
@@ -103,38 +102,38 @@ def _stored(ctx: Any, dst: bytes, entries: list[tuple[float, bytes]]) -> int:
     return 0
 
 
-def zrange(ctx: Any, args: Args) -> Any:
+def zrange(ctx: Context, args: Args) -> Reply:
     return _zrange(ctx, args.argv, 1, False, 0, None)
 
 
-def zrangestore(ctx: Any, args: Args) -> Any:
+def zrangestore(ctx: Context, args: Args) -> Reply:
     return _zrange(ctx, args.argv, 2, True, 0, None)
 
 
-def zrevrange(ctx: Any, args: Args) -> Any:
+def zrevrange(ctx: Context, args: Args) -> Reply:
     return _zrange(ctx, args.argv, 1, False, RANK, True)
 
 
-def zrangebyscore(ctx: Any, args: Args) -> Any:
+def zrangebyscore(ctx: Context, args: Args) -> Reply:
     return _zrange(ctx, args.argv, 1, False, SCORE, False)
 
 
-def zrevrangebyscore(ctx: Any, args: Args) -> Any:
+def zrevrangebyscore(ctx: Context, args: Args) -> Reply:
     return _zrange(ctx, args.argv, 1, False, SCORE, True)
 
 
-def zrangebylex(ctx: Any, args: Args) -> Any:
+def zrangebylex(ctx: Context, args: Args) -> Reply:
     return _zrange(ctx, args.argv, 1, False, LEX, False)
 
 
-def zrevrangebylex(ctx: Any, args: Args) -> Any:
+def zrevrangebylex(ctx: Context, args: Args) -> Reply:
     return _zrange(ctx, args.argv, 1, False, LEX, True)
 
 
 # -- ZREMRANGEBY* --------------------------------------------------------------------------
 
 
-def _zremrange(ctx: Any, argv: list[bytes], rangetype: int) -> Any:
+def _zremrange(ctx: Context, argv: list[bytes], rangetype: int) -> int:
     """``zremrangeGenericCommand``: parse, look up, remove, delete the key if emptied."""
     key = argv[1]
     if rangetype == RANK:
@@ -158,15 +157,15 @@ def _zremrange(ctx: Any, argv: list[bytes], rangetype: int) -> Any:
     return deleted
 
 
-def zremrangebyrank(ctx: Any, args: Args) -> Any:
+def zremrangebyrank(ctx: Context, args: Args) -> Reply:
     return _zremrange(ctx, args.argv, RANK)
 
 
-def zremrangebyscore(ctx: Any, args: Args) -> Any:
+def zremrangebyscore(ctx: Context, args: Args) -> Reply:
     return _zremrange(ctx, args.argv, SCORE)
 
 
-def zremrangebylex(ctx: Any, args: Args) -> Any:
+def zremrangebylex(ctx: Context, args: Args) -> Reply:
     return _zremrange(ctx, args.argv, LEX)
 
 

@@ -52,6 +52,7 @@ from sluice.storage.zsets import (
 )
 
 from .args import Args, parse_int
+from .context import Context, Reply, Settings, command_name
 from .errors import (
     COUNT_POSITIVE,
     LIST_COUNT_NOT_POSITIVE,
@@ -94,15 +95,15 @@ LONG_MAX = 2**63 - 1
 # -- helpers shared by the sorted-set modules ------------------------------------------------
 
 
-def get_zset(ctx: Any, key: bytes) -> ZSetValue | None:
+def get_zset(ctx: Context, key: bytes) -> ZSetValue | None:
     """The sorted set at ``key`` or None; WRONGTYPE for another type."""
     value = ctx.db.get(key)
     if value is None or type(value) is ZSetValue:
-        return value  # type: ignore[no-any-return]
+        return value
     raise WrongTypeError()
 
 
-def limits(ctx: Any) -> Any:
+def limits(ctx: Context) -> Settings:
     """The server config: zset-max-listpack-entries/-value are read at each command."""
     return ctx.server.config
 
@@ -130,7 +131,7 @@ def members_of(entries: Iterable[Entry]) -> list[bytes]:
     return [m for _, m in entries]
 
 
-def removed_from(ctx: Any, key: bytes, z: ZSetValue, changes: int) -> None:
+def removed_from(ctx: Context, key: bytes, z: ZSetValue, changes: int) -> None:
     """After members left ``key``: delete it if empty; signal the write, counting
     ``changes``. Only a deletion may wake blocked clients (those waiting to hear of one):
     Redis makes a key ready when it is created, not when an existing set changes."""
@@ -140,7 +141,7 @@ def removed_from(ctx: Any, key: bytes, z: ZSetValue, changes: int) -> None:
     ctx.modified(key, ready=deleted, changes=changes)
 
 
-def store_zset(ctx: Any, dst: bytes, value: ZSetValue) -> None:
+def store_zset(ctx: Context, dst: bytes, value: ZSetValue) -> None:
     """A STORE command's result replaces ``dst`` (its TTL too), as Redis's ``setKey``: a new
     key is ready for blocked pops; an existing one is overwritten in place, which wakes only
     the clients waiting to hear of a deleted key (so a BZPOPMIN waiting on a string that a
@@ -174,7 +175,7 @@ def lex_range(lo: bytes, hi: bytes) -> Any:
 _ZADD_FLAGS = {b"NX": IN_NX, b"XX": IN_XX, b"INCR": IN_INCR, b"GT": IN_GT, b"LT": IN_LT}
 
 
-def _zadd(ctx: Any, argv: list[bytes], flags: int) -> Any:
+def _zadd(ctx: Context, argv: list[bytes], flags: int) -> Reply:
     key = argv[1]
     ch = False
     i = 2
@@ -237,15 +238,15 @@ def _zadd(ctx: Any, argv: list[bytes], flags: int) -> Any:
     return added + updated if ch else added
 
 
-def zadd(ctx: Any, args: Args) -> Any:
+def zadd(ctx: Context, args: Args) -> Reply:
     return _zadd(ctx, args.argv, 0)
 
 
-def zincrby(ctx: Any, args: Args) -> Any:
+def zincrby(ctx: Context, args: Args) -> Reply:
     return _zadd(ctx, args.argv, IN_INCR)
 
 
-def zrem(ctx: Any, args: Args) -> Any:
+def zrem(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     z = get_zset(ctx, key)
@@ -265,12 +266,12 @@ def zrem(ctx: Any, args: Args) -> Any:
 # -- one member, counts --------------------------------------------------------------------
 
 
-def zcard(ctx: Any, args: Args) -> Any:
+def zcard(ctx: Context, args: Args) -> Reply:
     z = get_zset(ctx, args.argv[1])
     return 0 if z is None else len(z)
 
 
-def zscore(ctx: Any, args: Args) -> Any:
+def zscore(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     z = get_zset(ctx, argv[1])
     if z is None:
@@ -279,7 +280,7 @@ def zscore(ctx: Any, args: Args) -> Any:
     return None if score is None else Double(score)
 
 
-def zmscore(ctx: Any, args: Args) -> Any:
+def zmscore(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     z = get_zset(ctx, argv[1])
     if z is None:
@@ -291,10 +292,10 @@ def zmscore(ctx: Any, args: Args) -> Any:
     return out
 
 
-def _rank(ctx: Any, args: Args, reverse: bool) -> Any:
+def _rank(ctx: Context, args: Args, reverse: bool) -> Reply:
     argv = args.argv
     if len(argv) > 4:
-        raise wrong_arity(argv[0].decode("utf-8", "replace").lower())
+        raise wrong_arity(command_name(ctx))
     withscore = False
     if len(argv) == 4:
         if argv[3].upper() != b"WITHSCORE":
@@ -309,15 +310,15 @@ def _rank(ctx: Any, args: Args, reverse: bool) -> Any:
     return found[0]
 
 
-def zrank(ctx: Any, args: Args) -> Any:
+def zrank(ctx: Context, args: Args) -> Reply:
     return _rank(ctx, args, False)
 
 
-def zrevrank(ctx: Any, args: Args) -> Any:
+def zrevrank(ctx: Context, args: Args) -> Reply:
     return _rank(ctx, args, True)
 
 
-def zcount(ctx: Any, args: Args) -> Any:
+def zcount(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     rng = score_range(argv[2], argv[3])
     z = get_zset(ctx, argv[1])
@@ -327,7 +328,7 @@ def zcount(ctx: Any, args: Args) -> Any:
     return j - i
 
 
-def zlexcount(ctx: Any, args: Args) -> Any:
+def zlexcount(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     rng = lex_range(argv[2], argv[3])
     z = get_zset(ctx, argv[1])
@@ -340,14 +341,14 @@ def zlexcount(ctx: Any, args: Args) -> Any:
 # -- pops ----------------------------------------------------------------------------------
 
 
-def _pop(ctx: Any, key: bytes, z: ZSetValue, count: int, highest: bool) -> list[Entry]:
+def _pop(ctx: Context, key: bytes, z: ZSetValue, count: int, highest: bool) -> list[Entry]:
     """Pop up to ``count`` from ``key``'s set (deleting an emptied key); counts each."""
     popped = z.pop(count, highest)
     removed_from(ctx, key, z, len(popped))  # event: zpopmin / zpopmax
     return popped
 
 
-def _zpop(ctx: Any, args: Args, highest: bool) -> Any:
+def _zpop(ctx: Context, args: Args, highest: bool) -> Reply:
     argv = args.argv
     if len(argv) > 3:
         raise CommandError(SYNTAX)
@@ -364,11 +365,11 @@ def _zpop(ctx: Any, args: Args, highest: bool) -> Any:
     return with_scores(popped, True)
 
 
-def zpopmin(ctx: Any, args: Args) -> Any:
+def zpopmin(ctx: Context, args: Args) -> Reply:
     return _zpop(ctx, args, False)
 
 
-def zpopmax(ctx: Any, args: Args) -> Any:
+def zpopmax(ctx: Context, args: Args) -> Reply:
     return _zpop(ctx, args, True)
 
 
@@ -392,7 +393,7 @@ def _parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, 
     return argv[numkeys_at + 1:where_at], where == b"MAX", 1 if count == -1 else count
 
 
-def _mpop_from(ctx: Any, keys: list[bytes], highest: bool, count: int) -> Any:
+def _mpop_from(ctx: Context, keys: list[bytes], highest: bool, count: int) -> Reply:
     """The first non-empty set of ``keys`` popped: ``[key, [[member, score], ...]]``, logged
     as ZPOPMIN/ZPOPMAX key count; None when every key is missing."""
     for key in keys:
@@ -406,13 +407,13 @@ def _mpop_from(ctx: Any, keys: list[bytes], highest: bool, count: int) -> Any:
     return None
 
 
-def zmpop(ctx: Any, args: Args) -> Any:
+def zmpop(ctx: Context, args: Args) -> Reply:
     keys, highest, count = _parse_mpop(args.argv, 1)
     reply = _mpop_from(ctx, keys, highest, count)
     return NULL_ARRAY if reply is None else reply
 
 
-def _bzpop(ctx: Any, args: Args, highest: bool) -> Any:
+def _bzpop(ctx: Context, args: Args, highest: bool) -> Reply:
     argv = args.argv
     keys = argv[1:-1]
     timeout = parse_timeout(argv[-1], ctx.now_ms())
@@ -426,15 +427,15 @@ def _bzpop(ctx: Any, args: Args, highest: bool) -> Any:
     return ctx.block(keys, timeout, NULL_ARRAY)
 
 
-def bzpopmin(ctx: Any, args: Args) -> Any:
+def bzpopmin(ctx: Context, args: Args) -> Reply:
     return _bzpop(ctx, args, False)
 
 
-def bzpopmax(ctx: Any, args: Args) -> Any:
+def bzpopmax(ctx: Context, args: Args) -> Reply:
     return _bzpop(ctx, args, True)
 
 
-def bzmpop(ctx: Any, args: Args) -> Any:
+def bzmpop(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     keys, highest, count = _parse_mpop(argv, 2)
     timeout = parse_timeout(argv[1], ctx.now_ms())
@@ -447,7 +448,7 @@ def bzmpop(ctx: Any, args: Args) -> Any:
 # -- random members and ZSCAN --------------------------------------------------------------
 
 
-def zrandmember(ctx: Any, args: Args) -> Any:
+def zrandmember(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     if len(argv) >= 3:
         n = range_long(argv[2], -LONG_MAX, LONG_MAX)
@@ -467,7 +468,7 @@ def zrandmember(ctx: Any, args: Args) -> Any:
     return None if z is None else z.random_entry()[1]
 
 
-def zscan(ctx: Any, args: Args) -> Any:
+def zscan(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
     cursor = parse_cursor(args.next())
     z = get_zset(ctx, key)

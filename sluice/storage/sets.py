@@ -54,9 +54,12 @@ SRANDMEMBER_SUB_STRATEGY_MUL = 3
 class SetLimits(Protocol):
     """The settings that decide a set's encoding (the server's config has them)."""
 
-    set_max_intset_entries: int
-    set_max_listpack_entries: int
-    set_max_listpack_value: int
+    @property
+    def set_max_intset_entries(self) -> int: ...
+    @property
+    def set_max_listpack_entries(self) -> int: ...
+    @property
+    def set_max_listpack_value(self) -> int: ...
 
 
 class _Defaults:

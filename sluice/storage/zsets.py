@@ -104,8 +104,10 @@ def decode_scores(keys: list[bytes]) -> tuple[float, ...]:
 class ZsetLimits(Protocol):
     """The settings that decide a sorted set's encoding (the server's config has them)."""
 
-    zset_max_listpack_entries: int
-    zset_max_listpack_value: int
+    @property
+    def zset_max_listpack_entries(self) -> int: ...
+    @property
+    def zset_max_listpack_value(self) -> int: ...
 
 
 class _Defaults:
