@@ -44,6 +44,7 @@ import math
 import random
 import struct
 from collections.abc import Callable, Iterable, Iterator
+from operator import itemgetter
 from typing import Any, Protocol
 
 from sortedcontainers import SortedList
@@ -63,6 +64,7 @@ ZRANDMEMBER_SUB_STRATEGY_MUL = 3
 
 Entry = tuple[float, bytes]
 
+_MEMBER = itemgetter(slice(8, None))  # a key's member, sliced in C
 _D = struct.Struct(">d")
 _Q = struct.Struct(">Q")
 _SIGN = 1 << 63
@@ -272,7 +274,7 @@ class ZSetValue:
 
     def members(self, start: int, stop: int, reverse: bool = False) -> list[bytes]:
         """The members at positions ``start`` to ``stop`` (no scores decoded)."""
-        return [k[8:] for k in self.keys_at(start, stop, reverse)]
+        return list(map(_MEMBER, self.keys_at(start, stop, reverse)))
 
     # -- bounds of ranges -----------------------------------------------------------------
 
