@@ -65,6 +65,9 @@ def _decimal(text: bytes) -> float | None:
 
 def string2d(raw: bytes) -> float | None:
     """Redis's ``string2d``: ``raw`` as a double, or None when Redis refuses it."""
+    if raw.isdigit():  # the common case, ASCII digits only: no regex
+        value = float(raw)
+        return None if value == math.inf else value
     if not raw or raw[0] in _SPACE:
         return None
     if _DECIMAL.fullmatch(raw):
