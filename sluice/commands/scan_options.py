@@ -1,4 +1,7 @@
-"""The options of SSCAN, ZSCAN (and HSCAN): ``[MATCH pattern] [COUNT count] [NOVALUES]``.
+"""The options of SSCAN and ZSCAN: ``[MATCH pattern] [COUNT count]``, and NOVALUES refused.
+
+(HSCAN takes the same options plus NOVALUES and parses them in ``hashes.py``; with
+``is_hash=True`` this parser would serve it too.)
 
 Mirrors the option loop of Redis's ``scanGenericCommand`` (db.c) for a key's collection: the
 options are read after the cursor has been parsed and the key found (a missing key answers
