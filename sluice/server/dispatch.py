@@ -327,9 +327,10 @@ def after_call(server: Server, client: Client, cmd: Command, argv: list[bytes], 
         argvs = client.propagate_argv
         if argvs is None:
             argvs = [argv]
-        if len(argvs) > 1 and not client.in_exec:
+        if len(argvs) > 1 and not client.in_exec and argvs[0][0].upper() != b"MULTI":
             # Several effects of one command are one transaction, as Redis 7+ propagates
-            # them (propagatePendingCommands): SPOP's SREM batches, XREADGROUP's XCLAIMs.
+            # them (propagatePendingCommands): SPOP's SREM batches, XREADGROUP's XCLAIMs
+            # (unless the handler already wrote its own MULTI/EXEC around them).
             server.aof.begin_multi(client.db.id)
             server.aof.feed(client.db.id, argvs)
             server.aof.end_multi()
