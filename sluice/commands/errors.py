@@ -411,3 +411,15 @@ ZSETOP_NO_KEYS = "ERR at least 1 input key is needed for '%s' command"
 WEIGHT_NOT_FLOAT = "ERR weight value is not a float"
 COUNT_POSITIVE = "ERR count should be greater than 0"
 RANGE_LONG = "ERR value is out of range, value must between %d and %d"
+# Bitmaps (bitops.c, checked against redis-server 8.6.3)
+BIT_OFFSET = "ERR bit offset is not an integer or out of range"
+BIT_VALUE = "ERR bit is not an integer or out of range"
+BITPOS_BIT = "ERR The bit argument must be 1 or 0."
+BITOP_NOT_ONE_KEY = "ERR BITOP NOT must be called with a single source key."
+BITOP_TWO_KEYS = "ERR BITOP %s must be called with at least two source keys."
+BITFIELD_TYPE = (
+    "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported "
+    "but i64 is."
+)
+BITFIELD_OVERFLOW_TYPE = "ERR Invalid OVERFLOW type specified"
+BITFIELD_RO_GET_ONLY = "ERR BITFIELD_RO only supports the GET subcommand"

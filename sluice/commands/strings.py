@@ -24,6 +24,7 @@ from xxhash import xxh3_64_intdigest
 
 from sluice.protocol import OK, Map
 from sluice.storage.keyspace import WrongTypeError
+from sluice.storage.rawstring import RawString
 from sluice.storage.strings import (
     embstr_or_raw,
     getrange,
@@ -173,9 +174,12 @@ def _expire_ms(ctx: Context, raw: bytes, flags: int) -> int:
 
 
 def _string(value: object) -> bytes | None:
-    """``value`` if it is a string (or absent); WRONGTYPE otherwise."""
+    """``value`` if it is a string (or absent); WRONGTYPE otherwise. A string being edited
+    in place by the bit commands (``RawString``) is read as a copy of its bytes."""
     if value is None or type(value) is bytes:
         return value
+    if type(value) is RawString:
+        return bytes(value.buf)
     raise WrongTypeError()
 
 
@@ -186,7 +190,7 @@ def get(ctx: Context, args: Args) -> Reply:
     value = ctx.db.get(args.argv[1])
     if value is None or type(value) is bytes:
         return value
-    raise WrongTypeError()
+    return _string(value)
 
 
 def set_(ctx: Context, args: Args) -> Reply:
@@ -213,9 +217,8 @@ def _set_generic(ctx: Context, key: bytes, value: bytes, flags: int, expire: byt
         return old if flags & _GET else abort
     if found and flags & _IFS:
         # Only when the key exists: IFNE / IFDNE on a missing key set it.
-        if type(current) is not bytes:
-            raise WrongTypeError()
-        assert match is not None
+        current = _string(current)
+        assert match is not None and current is not None
         if not _condition_holds(flags, current, match):
             return old if flags & _GET else abort
     db.set(key, value, keep_ttl=bool(flags & _KEEPTTL))
@@ -249,7 +252,8 @@ def mget(ctx: Context, args: Args) -> Reply:
     out = []
     for key in args.rest():
         value = get_value(key)
-        out.append(value if type(value) is bytes else None)
+        out.append(value if type(value) is bytes
+                   else bytes(value.buf) if type(value) is RawString else None)
     return out
 
 
@@ -332,7 +336,9 @@ def delex(ctx: Context, args: Args) -> Reply:
     current = db.get(key)
     if current is None:
         return 0
-    if type(current) is not bytes:
+    if type(current) is RawString:
+        current = bytes(current.buf)
+    elif type(current) is not bytes:
         raise CommandError(DELEX_NOT_STRING)
     flag = {b"IFEQ": _IFEQ, b"IFNE": _IFNE, b"IFDEQ": _IFDEQ,
             b"IFDNE": _IFDNE}.get(argv[2].upper())
@@ -521,6 +527,8 @@ def lcs(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     db = ctx.db
     a, b = db.get(argv[1]), db.get(argv[2])
+    a = bytes(a.buf) if type(a) is RawString else a
+    b = bytes(b.buf) if type(b) is RawString else b
     if (a is not None and type(a) is not bytes) or (b is not None and type(b) is not bytes):
         raise CommandError(LCS_NOT_STRINGS)
     a = a or b""

@@ -43,7 +43,7 @@ def register_emitter(type_name_: bytes, fn: Emitter) -> None:
 
 
 def _emit_string(key: bytes, value: bytes, cfg: Any) -> Iterator[list[bytes]]:
-    yield [b"SET", key, value]
+    yield [b"SET", key, bytes(value)]  # bytes, or a copy of a RawString's buffer
 
 
 def _emit_list(key: bytes, value: Any, cfg: Any) -> Iterator[list[bytes]]:

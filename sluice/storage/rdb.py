@@ -103,7 +103,8 @@ class SaveOptions:
 
 
 def _save_string(value: bytes, opts: SaveOptions) -> tuple[int, bytes]:
-    return T_STRING, enc_string(value, opts.compress)
+    # bytes() is the value itself for bytes, a copy of a RawString's buffer (rawstring.py).
+    return T_STRING, enc_string(bytes(value), opts.compress)
 
 
 def _save_list(value: Any, opts: SaveOptions) -> tuple[int, bytes]:
