@@ -118,6 +118,8 @@ class Settings(Protocol):
     @property
     def proto_max_bulk_len(self) -> int: ...  # the longest string a command may build
     @property
+    def hll_sparse_max_bytes(self) -> int: ...  # a sparse HyperLogLog's size limit (bytes)
+    @property
     def rdbcompression(self) -> bool: ...  # LZF-compress DUMP payloads
     @property
     def aclfile(self) -> str: ...  # ACL LOAD/SAVE's file ("" when none)

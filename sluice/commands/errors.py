@@ -423,3 +423,12 @@ BITFIELD_TYPE = (
 )
 BITFIELD_OVERFLOW_TYPE = "ERR Invalid OVERFLOW type specified"
 BITFIELD_RO_GET_ONLY = "ERR BITFIELD_RO only supports the GET subcommand"
+
+# HyperLogLog (hyperloglog.c, checked against redis-server 8.6.3)
+HLL_INVALID = "WRONGTYPE Key is not a valid HyperLogLog string value."
+HLL_CORRUPT = "INVALIDOBJ Corrupted HLL object detected"
+PFDEBUG_NO_KEY = "ERR The specified key does not exist"
+PFDEBUG_NOT_SPARSE = "ERR HLL encoding is not sparse"
+PFDEBUG_UNKNOWN = "ERR Unknown PFDEBUG subcommand '%s'"
+PFDEBUG_ON_OFF = "ERR Argument must be ON or OFF"
+PFSELFTEST_FAILED = "ERR TESTFAILED %s"

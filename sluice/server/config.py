@@ -222,6 +222,7 @@ PARAMS: list[Param] = [
           aliases=("zset-max-ziplist-entries",)),
     Param("zset-max-listpack-value", "memory", 64, 0, 2**63 - 1,
           aliases=("zset-max-ziplist-value",)),
+    Param("hll-sparse-max-bytes", "memory", 3000, 0, 2**63 - 1),  # sparse HLL size limit
     Param("slowlog-log-slower-than", "int", 10000, -1, 2**63 - 1),
     Param("slowlog-max-len", "int", 128, 0, 2**63 - 1),
     Param("latency-monitor-threshold", "int", 0, 0, 2**63 - 1),
