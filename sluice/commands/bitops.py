@@ -96,7 +96,10 @@ def string_for_write(ctx: Context, key: bytes, size: int) -> tuple[RawString, in
         db.set(key, rs)
         return rs, size
     if type(value) is RawString:
-        value.edit()
+        value.hll = None  # as value.edit(): the HyperLogLog state no longer holds
+        buf = value.buf
+        if len(buf) >= size:
+            return value, 0
         return value, value.grow(size)
     if type(value) is not bytes:
         raise WrongTypeError()
@@ -108,6 +111,12 @@ def string_for_write(ctx: Context, key: bytes, size: int) -> tuple[RawString, in
 def _bit_offset(ctx: Context, raw: bytes, bits: int = 0) -> int:
     """``getBitOffsetFromArgument``: a bit offset; with ``bits`` (BITFIELD) ``#n`` means
     ``n * bits``. Refused when negative or at or beyond proto-max-bulk-len bytes."""
+    if 0 < len(raw) < 19 and raw.isdigit() and (raw[0] != 48 or len(raw) == 1):
+        # The common case, without string2ll's regular expression: plain digits.
+        plain = int(raw)
+        if (plain >> 3) < ctx.server.config.proto_max_bulk_len or ctx.kind == "aof":
+            return plain
+        raise CommandError(BIT_OFFSET)
     use_hash = bits > 0 and raw[:1] == b"#"
     n = string2ll(raw[1:] if use_hash else raw)
     if n is None:
@@ -128,7 +137,8 @@ def setbit_(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     offset = _bit_offset(ctx, argv[2])
-    on = string2ll(argv[3])
+    raw = argv[3]
+    on = 1 if raw == b"1" else 0 if raw == b"0" else string2ll(raw)
     if on is None or on & ~1:
         raise CommandError(BIT_VALUE)
     rs, grown = string_for_write(ctx, key, (offset >> 3) + 1)
