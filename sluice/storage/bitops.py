@@ -32,6 +32,9 @@ BITOPS = frozenset((AND, OR, XOR, NOT, DIFF, DIFF1, ANDOR, ONE))
 # BITFIELD OVERFLOW behaviours (BFOVERFLOW_*).
 WRAP, SAT, FAIL = 0, 1, 2
 
+_I64_MAX = (1 << 63) - 1
+_U64 = (1 << 64) - 1
+
 _NONZERO = re.compile(rb"[^\x00]")
 _NONFF = re.compile(rb"[^\xff]")
 _INVERT = bytes(255 - i for i in range(256))
@@ -232,30 +235,50 @@ def set_field(buf: bytearray, offset: int, bits: int, value: int) -> None:
     buf[byte:end] = v.to_bytes(n, "big")
 
 
+def _i64(v: int) -> int:
+    """``v`` wrapped to a C int64_t."""
+    v &= _U64
+    return v - (1 << 64) if v >> 63 else v
+
+
 def check_overflow(value: int, incr: int, bits: int, signed: bool, mode: int
                    ) -> tuple[int, int]:
-    """(overflow, result) of storing ``value + incr`` in a ``bits``-wide field: overflow is
-    1 above the type's range, -1 below it, 0 when it fits; result is the sum, or what WRAP
-    (two's complement wrap-around) or SAT (the nearest limit) makes of it; with FAIL it is
-    the sum and the caller writes nothing."""
-    total = value + incr
+    """``checkSignedBitfieldOverflow`` / ``checkUnsignedBitfieldOverflow``: (overflow,
+    result) of storing ``value + incr`` in a ``bits``-wide field. Overflow is 1 above the
+    type's range, -1 below, 0 when it fits; the result is the sum, or what WRAP (two's
+    complement wrap-around) or SAT (the limit) makes of it; with FAIL the caller writes
+    nothing. ``value`` is what C holds: an int64 (signed) or a uint64 (unsigned).
+
+    C's 64-bit wrap-around is kept: a SET of a very negative value into a narrow signed
+    field (say ``SET i1 0 -9223372036854775808``) counts as an *over*flow there, because
+    ``max - value`` wraps negative, so SAT stores the maximum."""
     if signed:
-        hi = (1 << (bits - 1)) - 1
+        hi = _I64_MAX if bits == 64 else (1 << (bits - 1)) - 1
         lo = -hi - 1
+        maxincr = _i64(hi - value)
+        minincr = _i64(lo - value)
+        if value > hi or (bits != 64 and incr > maxincr) or (value >= 0 and incr > 0
+                                                             and incr > maxincr):
+            overflow = 1
+        elif value < lo or (bits != 64 and incr < minincr) or (value < 0 and incr < 0
+                                                               and incr < minincr):
+            overflow = -1
+        else:
+            return 0, value + incr
     else:
         hi = (1 << bits) - 1
         lo = 0
-    if total > hi:
-        overflow = 1
-    elif total < lo:
-        overflow = -1
-    else:
-        return 0, total
+        if value > hi or (incr > 0 and incr > _i64(hi - value)):
+            overflow = 1
+        elif incr < 0 and incr < _i64(-value):
+            overflow = -1
+        else:
+            return 0, value + incr
     if mode == WRAP:
-        wrapped = total & ((1 << bits) - 1)
+        wrapped = (value + incr) & ((1 << bits) - 1)
         if signed and wrapped > hi:
             wrapped -= 1 << bits
         return overflow, wrapped
     if mode == SAT:
         return overflow, hi if overflow > 0 else lo
-    return overflow, total
+    return overflow, value + incr

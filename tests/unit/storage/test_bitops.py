@@ -159,6 +159,10 @@ def test_fields_beyond_the_string_read_zero() -> None:
     (-(2**63), -1, 64, True, SAT, (-1, -(2**63))),
     (2**64 - 1, 0, 8, False, WRAP, (1, 255)),  # SET u8 -1: the uint64 cast, then wrapped
     (3, 4, 63, False, WRAP, (0, 7)),
+    # C's max - value wraps negative: an overflow to Redis, so SAT gives the maximum.
+    (-(2**63), 0, 1, True, SAT, (1, 0)),
+    (-(2**63), 0, 8, True, SAT, (1, 127)),
+    (-(2**62), 0, 8, True, SAT, (-1, -128)),
 ])
 def test_check_overflow(value: int, incr: int, bits: int, signed: bool, mode: int,
                         want: tuple[int, int]) -> None:
