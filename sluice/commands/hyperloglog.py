@@ -30,6 +30,7 @@ from sluice.storage.hyperloglog import (
     DENSE,
     HDR,
     HllCorrupt,
+    Planes,
     add,
     cached_card,
     create,
@@ -38,9 +39,10 @@ from sluice.storage.hyperloglog import (
     histogram,
     invalidate,
     is_hll,
-    max_registers,
-    pack_dense,
-    registers,
+    max_planes,
+    pack_planes,
+    planes,
+    registers_of,
     set_cached_card,
     set_register,
     sparse_to_dense,
@@ -131,18 +133,18 @@ def pfcount(ctx: Context, args: Args) -> Reply:
     db = ctx.db
     if len(argv) > 2:
         # The count of the union: registers merged with max, nothing cached anywhere.
-        merged: bytes | None = None
+        merged: Planes | None = None
         for key in argv[1:]:
             value = db.get(key)
             if value is None:
                 continue
             data = _hll_bytes(value)
             try:
-                regs = registers(data)
+                regs = planes(data)
             except HllCorrupt:
                 raise CommandError(HLL_CORRUPT) from None
-            merged = regs if merged is None else max_registers(merged, regs)
-        return 0 if merged is None else estimate(histogram(merged))
+            merged = regs if merged is None else max_planes(merged, regs)
+        return 0 if merged is None else estimate(histogram(registers_of(merged)))
     key = argv[1]
     value = db.get(key)
     if value is None:
@@ -162,7 +164,7 @@ def pfcount(ctx: Context, args: Args) -> Reply:
 def pfmerge(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     db = ctx.db
-    merged = bytes(16384)
+    merged: Planes = (0, 0, 0, 0)
     use_dense = False
     for key in argv[1:]:  # the destination is a source too
         value = db.get(key)
@@ -172,7 +174,7 @@ def pfmerge(ctx: Context, args: Args) -> Reply:
         if data[4] == DENSE:
             use_dense = True
         try:
-            merged = max_registers(merged, registers(data))
+            merged = max_planes(merged, planes(data))
         except HllCorrupt:
             raise CommandError(HLL_CORRUPT) from None
     dest = argv[1]
@@ -186,14 +188,15 @@ def pfmerge(ctx: Context, args: Args) -> Reply:
     try:
         if use_dense:
             sparse_to_dense(rs)
-            rs.buf[HDR:] = pack_dense(merged)
+            rs.buf[HDR:] = pack_planes(merged)
             rs.hll = None
         else:
             # Register by register in order, as Redis sets them: the sparse opcodes come out
             # the same (they depend on the order of updates), promotion included.
-            for m in _NONZERO.finditer(merged):
+            regs = registers_of(merged)
+            for m in _NONZERO.finditer(regs):
                 i = m.start()
-                set_register(rs, i, merged[i], sparse_max)
+                set_register(rs, i, regs[i], sparse_max)
     except HllCorrupt:
         raise CommandError(HLL_CORRUPT) from None
     invalidate(rs.buf)

@@ -209,26 +209,42 @@ _L03, _L0F, _L3F = _lanes(0x03), _lanes(0x0F), _lanes(0x3F)
 _H80 = _lanes(0x80)
 
 
-def dense_registers(buf: bytes | bytearray) -> bytes:
-    """The 16384 registers of a dense HLL, one byte each (``hllMergeDense``'s unpacking).
-    Four registers live in three bytes; each of the three is sliced out with a stride."""
+Planes = tuple[int, int, int, int]
+"""Registers 4k, 4k+1, 4k+2 and 4k+3 (k = 0..4095) as four integers of 4096 byte lanes."""
+
+
+def dense_planes(buf: bytes | bytearray) -> Planes:
+    """The registers of a dense HLL as planes (``hllMergeDense``'s unpacking): four
+    registers live in three bytes, and each of the three is sliced out with a stride."""
     b0 = int.from_bytes(buf[HDR::3], "little")
     b1 = int.from_bytes(buf[HDR + 1::3], "little")
     b2 = int.from_bytes(buf[HDR + 2::3], "little")
+    return (b0 & _L3F, ((b0 >> 6) & _L03) | ((b1 & _L0F) << 2),
+            ((b1 >> 4) & _L0F) | ((b2 & _L03) << 4), (b2 >> 2) & _L3F)
+
+
+def planes_of(registers: bytes | bytearray) -> Planes:
+    """16384 one-byte registers as planes."""
+    return (int.from_bytes(registers[0::4], "little"), int.from_bytes(registers[1::4], "little"),
+            int.from_bytes(registers[2::4], "little"), int.from_bytes(registers[3::4], "little"))
+
+
+def registers_of(planes: Planes) -> bytes:
+    """Planes back to 16384 one-byte registers."""
     out = bytearray(REGISTERS)
-    out[0::4] = (b0 & _L3F).to_bytes(_QUARTER, "little")
-    out[1::4] = (((b0 >> 6) & _L03) | ((b1 & _L0F) << 2)).to_bytes(_QUARTER, "little")
-    out[2::4] = (((b1 >> 4) & _L0F) | ((b2 & _L03) << 4)).to_bytes(_QUARTER, "little")
-    out[3::4] = ((b2 >> 2) & _L3F).to_bytes(_QUARTER, "little")
+    for k in range(4):
+        out[k::4] = planes[k].to_bytes(_QUARTER, "little")
     return bytes(out)
 
 
-def pack_dense(registers: bytes | bytearray) -> bytearray:
-    """16384 one-byte registers (each below 64) packed six bits each (``hllDenseCompress``)."""
-    a = int.from_bytes(registers[0::4], "little")
-    b = int.from_bytes(registers[1::4], "little")
-    c = int.from_bytes(registers[2::4], "little")
-    d = int.from_bytes(registers[3::4], "little")
+def dense_registers(buf: bytes | bytearray) -> bytes:
+    """The 16384 registers of a dense HLL, one byte each."""
+    return registers_of(dense_planes(buf))
+
+
+def pack_planes(planes: Planes) -> bytearray:
+    """Registers (each below 64) packed six bits each (``hllDenseCompress``)."""
+    a, b, c, d = planes
     out = bytearray(DENSE_SIZE - HDR)
     out[0::3] = ((a & _L3F) | ((b & _L03) << 6)).to_bytes(_QUARTER, "little")
     out[1::3] = (((b >> 2) & _L0F) | ((c & _L0F) << 4)).to_bytes(_QUARTER, "little")
@@ -236,17 +252,30 @@ def pack_dense(registers: bytes | bytearray) -> bytearray:
     return out
 
 
+def pack_dense(registers: bytes | bytearray) -> bytearray:
+    """16384 one-byte registers (each below 64) packed six bits each."""
+    return pack_planes(planes_of(registers))
+
+
+def max_planes(x: Planes, y: Planes) -> Planes:
+    """Register-wise maximum (values below 128), lane by lane on big integers: subtracting
+    from each byte lane with its top bit set borrows nothing from its neighbour."""
+    out = []
+    for a, b in zip(x, y, strict=True):
+        ge = ((a | _H80) - b) & _H80  # top bit of each lane: a >= b
+        pick = (ge >> 7) * 0xFF
+        out.append((a & pick) | (b & ~pick))
+    return out[0], out[1], out[2], out[3]
+
+
 def max_registers(a: bytes, b: bytes) -> bytes:
-    """Register-wise maximum of two raw arrays (values below 128), on big integers: the
-    subtraction of each byte lane with its top bit set borrows nothing from its neighbours."""
-    x = int.from_bytes(a, "little")
-    y = int.from_bytes(b, "little")
-    ge = ((x | _H80R) - y) & _H80R  # top bit of each lane: x >= y
-    pick = (ge >> 7) * 0xFF
-    return ((x & pick) | (y & ~pick)).to_bytes(REGISTERS, "little")
+    """Register-wise maximum of two raw arrays."""
+    return registers_of(max_planes(planes_of(a), planes_of(b)))
 
 
-_H80R = int.from_bytes(b"\x80" * REGISTERS, "little")
+def planes(buf: bytes | bytearray) -> Planes:
+    """The registers of a (header-checked) HLL as planes; HllCorrupt for a corrupted sparse."""
+    return dense_planes(buf) if buf[4] == DENSE else planes_of(sparse_registers(buf))
 
 
 def dense_get(buf: bytes | bytearray, index: int) -> int:
