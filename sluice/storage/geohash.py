@@ -137,53 +137,71 @@ _LONG_SCALE = LONG_MAX - LONG_MIN
 _DIV26 = float(1 << STEP_MAX)
 
 
+# Decoded positions of recently searched scores: score -> (longitude, latitude, both in
+# radians, cos(latitude)). A score always decodes to the same position, so this is only a
+# cache; it is emptied when it reaches _MEMO_MAX entries (a few MB at most).
+_MEMO: dict[float, tuple[float, float, float, float, float]] = {}
+_MEMO_MAX = 1 << 15
+
+
+def _decoded(score: float) -> tuple[float, float, float, float, float]:
+    """``decode_score`` with table lookups for the bits, plus the radians and cosine the
+    haversine needs: the same operations in the same order, so the same doubles."""
+    b = int(score) if 0.0 <= score < 9223372036854775808.0 else _to_uint64(score)
+    lat8, lon8 = _LAT8, _LON8
+    ilat = (lat8[b & 0xFFFF] | lat8[(b >> 16) & 0xFFFF] << 8
+            | lat8[(b >> 32) & 0xFFFF] << 16 | lat8[(b >> 48) & 0xFFFF] << 24)
+    ilon = (lon8[b & 0xFFFF] | lon8[(b >> 16) & 0xFFFF] << 8
+            | lon8[(b >> 32) & 0xFFFF] << 16 | lon8[(b >> 48) & 0xFFFF] << 24)
+    x = ((LONG_MIN + (ilon * 1.0 / _DIV26) * _LONG_SCALE)
+         + (LONG_MIN + ((ilon + 1) * 1.0 / _DIV26) * _LONG_SCALE)) / 2
+    if x > LONG_MAX:
+        x = LONG_MAX
+    elif x < LONG_MIN:
+        x = LONG_MIN
+    y = ((LAT_MIN + (ilat * 1.0 / _DIV26) * _LAT_SCALE)
+         + (LAT_MIN + ((ilat + 1) * 1.0 / _DIV26) * _LAT_SCALE)) / 2
+    if y > LAT_MAX:
+        y = LAT_MAX
+    elif y < LAT_MIN:
+        y = LAT_MIN
+    yr = y * D_R
+    found = (x, y, x * D_R, yr, math.cos(yr))
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.clear()
+    _MEMO[score] = found
+    return found
+
+
 def points_in(scores: Sequence[float], shape: Shape, limit: int
               ) -> list[tuple[int, float, float, float]]:
     """``geoGetPointsInRange``'s test for each score of a cell: (index, longitude, latitude,
     distance in metres) of the points inside ``shape``, up to ``limit`` (0: no limit).
-    ``decode_score`` and ``Shape.contains`` written out, with table lookups for the bits:
-    the same operations in the same order, so the same doubles."""
+    ``decode_score`` then ``Shape.contains``, written out for the circle with the centre's
+    terms computed once: the same operations in the same order, so the same doubles."""
     out: list[tuple[int, float, float, float]] = []
-    lat8, lon8 = _LAT8, _LON8
-    lat_min0, lon_min0 = LAT_MIN, LONG_MIN
-    lat_scale, lon_scale, div = _LAT_SCALE, _LONG_SCALE, _DIV26
-    sin, cos, asin, sqrt = math.sin, math.cos, math.asin, math.sqrt
-    cx, cy = shape.x, shape.y
-    cxr, cyr = cx * D_R, cy * D_R
-    cos_cy = cos(cyr)
+    memo_get = _MEMO.get
+    sin, asin, sqrt = math.sin, math.asin, math.sqrt
+    cxr, cyr = shape.x * D_R, shape.y * D_R
+    cos_cy = math.cos(cyr)
     box = shape.is_box
     radius = shape.radius * shape.conversion
     for i, score in enumerate(scores):
-        b = int(score) if 0.0 <= score < 9223372036854775808.0 else _to_uint64(score)
-        ilat = (lat8[b & 0xFFFF] | lat8[(b >> 16) & 0xFFFF] << 8
-                | lat8[(b >> 32) & 0xFFFF] << 16 | lat8[(b >> 48) & 0xFFFF] << 24)
-        ilon = (lon8[b & 0xFFFF] | lon8[(b >> 16) & 0xFFFF] << 8
-                | lon8[(b >> 32) & 0xFFFF] << 16 | lon8[(b >> 48) & 0xFFFF] << 24)
-        x = ((lon_min0 + (ilon * 1.0 / div) * lon_scale)
-             + (lon_min0 + ((ilon + 1) * 1.0 / div) * lon_scale)) / 2
-        if x > LONG_MAX:
-            x = LONG_MAX
-        elif x < LONG_MIN:
-            x = LONG_MIN
-        y = ((lat_min0 + (ilat * 1.0 / div) * lat_scale)
-             + (lat_min0 + ((ilat + 1) * 1.0 / div) * lat_scale)) / 2
-        if y > LAT_MAX:
-            y = LAT_MAX
-        elif y < LAT_MIN:
-            y = LAT_MIN
+        p = memo_get(score)
+        if p is None:
+            p = _decoded(score)
+        x, y, xr, yr, cos_y = p
         if box:
             d = shape.contains(x, y)
             if d is None:
                 continue
         else:
-            # distance(cx, cy, x, y), with the centre's terms computed once
-            v = sin((x * D_R - cxr) / 2)
+            v = sin((xr - cxr) / 2)
             if v == 0.0:
-                d = EARTH_RADIUS_IN_METERS * abs(y * D_R - cyr)
+                d = EARTH_RADIUS_IN_METERS * abs(yr - cyr)
             else:
-                yr = y * D_R
                 u = sin((yr - cyr) / 2)
-                d = 2.0 * EARTH_RADIUS_IN_METERS * asin(sqrt(u * u + cos_cy * cos(yr) * v * v))
+                d = 2.0 * EARTH_RADIUS_IN_METERS * asin(sqrt(u * u + cos_cy * cos_y * v * v))
             if d > radius:
                 continue
         out.append((i, x, y, d))

@@ -65,7 +65,9 @@ def test_points_in_is_decode_and_contains() -> None:
                         height=rnd.uniform(0, 4e4), is_box=rnd.random() < 0.5)
         x, y = G.decode_score(score)
         d = shape.contains(x, y)
-        assert G.points_in([score], shape, 0) == ([] if d is None else [(0, x, y, d)])
+        want = [] if d is None else [(0, x, y, d)]
+        assert G.points_in([score], shape, 0) == want
+        assert G.points_in([score], shape, 0) == want  # from the cache of decoded positions
 
 
 @given(st.lists(st.integers(0, 6), max_size=120), st.data())
