@@ -20,6 +20,7 @@ from typing import Any
 
 from sluice.protocol import SimpleString
 from sluice.storage.hashes import Hash, PackedFields
+from sluice.storage.rawstring import RawString
 
 from .args import Args
 from .context import Command, Context, Reply
@@ -57,6 +58,8 @@ def _sampled(items: Any, n: int, samples: int) -> int:
 def value_size(value: Any, samples: int) -> int:
     if type(value) is bytes:
         return sys.getsizeof(value)
+    if type(value) is RawString:  # a string edited in place: its buffer
+        return sys.getsizeof(value) + sys.getsizeof(value.buf)
     if type(value) is Hash:
         fields = value.d
         size = sys.getsizeof(value) + sys.getsizeof(fields)
