@@ -246,6 +246,8 @@ class AclUser(Protocol):
     def flag_names(self) -> list[bytes]: ...  # on/off, nopass, ... for ACL GETUSER
     def describe(self) -> bytes: ...  # its rules, as ACL LIST prints them
     def check(self, cmd: Command, argv: list[bytes]) -> tuple[int, int]: ...  # errors.DENIED_*
+    def reads_every_key(self, cmd: Command,
+                        argv: list[bytes]) -> bool: ...  # may read any key (SORT's BY / GET)
 
 
 class AclLogEntry(Protocol):

@@ -447,3 +447,8 @@ GEO_STORE_WITH_OPTIONS = "ERR %s is not compatible with WITHDIST, WITHHASH and W
 GEO_EXACTLY_ONE_FROM = "ERR exactly one of FROMMEMBER or FROMLONLAT can be specified for %s"
 GEO_EXACTLY_ONE_SHAPE = "ERR exactly one of BYRADIUS and BYBOX can be specified for %s"
 GEO_ANY_WITHOUT_COUNT = "ERR the ANY argument requires COUNT argument"
+
+# SORT (sort.c, checked against redis-server 8.6.3)
+SORT_BY_ACL = "ERR BY option of SORT denied due to insufficient ACL permissions."
+SORT_GET_ACL = "ERR GET option of SORT denied due to insufficient ACL permissions."
+SORT_NOT_DOUBLE = "ERR One or more scores can't be converted into double"

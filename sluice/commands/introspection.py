@@ -250,6 +250,28 @@ def _bitfield_key_flags(argv: list[bytes]) -> int:
     return K.RO | K.ACCESS
 
 
+def _sort_keys(argv: list[bytes]) -> list[tuple[int, int]]:
+    """``sortGetKeys``: the key, and the STORE destination (the last one given wins; the
+    word after STORE is scanned as an option too)."""
+    found = [(1, K.RO | K.ACCESS)]
+    store = 0
+    skip = {b"limit": 2, b"get": 1, b"by": 1}
+    i = 2
+    while i < len(argv):
+        word = argv[i].lower()
+        if word in skip:
+            i += skip[word]
+        elif word == b"store" and i + 1 < len(argv):
+            store = i + 1
+        i += 1
+    if store:
+        found.append((store, K.OW | K.UPDATE))
+    return found
+
+
+# Redis's getkeys_proc of the commands whose key specs cannot say where all keys are.
+_KEY_FINDERS = {"sort": _sort_keys}
+
 # Commands whose key specs say ``variable_flags``: the real flags depend on the arguments, as
 # Redis's setGetKeys / bitfieldGetKeys work them out.
 _VARIABLE_FLAGS = {"set": _set_key_flags, "bitfield": _bitfield_key_flags}
@@ -268,9 +290,10 @@ def get_keys(table: Mapping[bytes, Command], argv: list[bytes]) -> list[tuple[in
     keys = keys_from_specs(c, argv)
     if keys is None and any(not (ks.index or ks.keyword) or ks.flags & K.INCOMPLETE
                             for ks in c.keys):
-        # Redis falls back to a per-command key finder here; the specs that did match are
-        # the best we can do without one.
-        keys = keys_from_specs(c, argv, partial=True)
+        # Redis falls back to the command's own key finder here; without one, the specs
+        # that did match are the best we can do.
+        finder = _KEY_FINDERS.get(c.name)
+        keys = finder(argv) if finder is not None else keys_from_specs(c, argv, partial=True)
     if keys is None:
         if c.flags & F.NO_MANDATORY_KEYS:
             return []

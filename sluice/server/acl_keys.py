@@ -88,6 +88,8 @@ def _from_specs(specs: list[tuple[KeySpec, int, bool]], argv: list[bytes]) -> Fo
     for ks, need, incomplete in specs:
         if ks.index:
             first = ks.index
+        elif not ks.keyword:
+            return None  # an "unknown" begin_search (SORT's BY/GET/STORE): the finder decides
         else:
             first = 0
             kw = ks.keyword

@@ -512,6 +512,18 @@ class User:
                 worst, worst_idx = res, idx
         return worst, worst_idx
 
+    def reads_every_key(self, cmd: Command, argv: list[bytes]) -> bool:
+        """``ACLUserCheckCmdWithUnrestrictedKeyAccess`` for reading: some selector allows
+        the command and may read any key (``allkeys``, or a ``~*`` / ``%R~*`` pattern).
+        SORT asks before it reads keys named by its BY and GET patterns."""
+        cache = KeyCache()
+        for sel in self.selectors:
+            if sel.check(cmd, argv, cache)[0] != OK:
+                continue
+            if sel.allkeys or any(kp.pattern == b"*" and kp.perms & READ for kp in sel.keys):
+                return True
+        return False
+
     # -- description ------------------------------------------------------------------------
 
     def flag_names(self) -> list[bytes]:

@@ -413,6 +413,11 @@ class ZSetValue:
         self.ht = HashSlots((k[8:], k) for k in keys)
         self.d = self.ht.d
 
+    def to_skiplist(self) -> None:
+        """Convert a listpack set to a skiplist (``zsetConvert``; SORT does this)."""
+        if self.enc == LISTPACK:
+            self._to_skiplist()
+
     def _to_listpack(self) -> None:
         # -0 becomes 0 (an integer in the listpack): the keys already say 0
         keys = list(self.zsl)
