@@ -186,6 +186,10 @@ def points_in(scores: Sequence[float], shape: Shape, limit: int
     cos_cy = math.cos(cyr)
     box = shape.is_box
     radius = shape.radius * shape.conversion
+    # A point further north or south than the radius is out whatever its longitude (the
+    # great-circle distance is at least the difference in latitude): skipped without the
+    # haversine, with a margin far above the arithmetic's rounding.
+    lat_reach = radius * (1 + 1e-9) / EARTH_RADIUS_IN_METERS
     for i, score in enumerate(scores):
         p = memo_get(score)
         if p is None:
@@ -196,6 +200,8 @@ def points_in(scores: Sequence[float], shape: Shape, limit: int
             if d is None:
                 continue
         else:
+            if abs(yr - cyr) > lat_reach:
+                continue
             v = sin((xr - cxr) / 2)
             if v == 0.0:
                 d = EARTH_RADIUS_IN_METERS * abs(yr - cyr)
