@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 from sluice.storage.geohash import pqsort
@@ -238,6 +239,7 @@ def _sort_generic(ctx: Context, argv: list[bytes], readonly: bool, effects: Effe
     return 0, False
 
 
+_DIGITS_NL = b"0123456789\n"
 # Numbers as fast_float reads them (Redis's build allows a leading +), one per line.
 _NUMBERS = re.compile(rb"(?:[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\n)*"
                       rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -252,8 +254,15 @@ def _sorted(ctx: Context, vector: list[bytes], sortby: bytes | None, alpha: bool
         # Fast paths without Python work per element: every element a plain number (checked
         # on the joined text in one regular expression pass), or ALPHA without NUL bytes.
         joined = b"\n".join(vector)
-        if not alpha and joined.count(b"\n") == n - 1 and _NUMBERS.fullmatch(joined):
-            pairs = sorted(zip(map(float, vector), vector, strict=True), reverse=desc)
+        if not alpha and joined.count(b"\n") == n - 1 and (
+                (not joined.translate(None, _DIGITS_NL) and b"\n\n" not in joined
+                 and joined[:1] != b"\n" and joined[-1:] != b"\n")  # plain integers
+                or _NUMBERS.fullmatch(joined)):
+            scores = list(map(float, vector))
+            if len(set(scores)) == n:  # no tie to break by the elements: sort floats alone
+                order = sorted(range(n), key=scores.__getitem__, reverse=desc)
+                return list(itemgetter(*order)(vector)), False
+            pairs = sorted(zip(scores, vector, strict=True), reverse=desc)
             return [e for _, e in pairs], False
         if alpha and (storing or b"\0" not in joined):
             return sorted(vector, reverse=desc), False
