@@ -14,7 +14,7 @@ Tests:
   setbit         SETBIT bm 4194303 1 -P 16 on a 1 MB bitmap (in place: no copy of the 1 MB)
   bitcount       BITCOUNT of a 1 MB string (10 clients, unpipelined)
   geosearch      GEOSEARCH FROMLONLAT BYRADIUS 50 km over 100k members, COUNT 10 ASC
-  sort           SORT of a 1000-element list, LIMIT 0 10 (in the sorted-set / list family)
+  sort           SORT of a list of 1000 numbers, LIMIT 0 10
 
 Not part of the test suite: numbers go to the README and issue notes.
 """

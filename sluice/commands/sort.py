@@ -8,7 +8,9 @@ Mirrors Redis's sort.c (``sortCommandGeneric``, ``lookupKeyByPattern``, ``sortCo
   ``->field`` a hash field); a missing key weighs 0 (or sorts first with ALPHA). A pattern
   without ``*`` means "don't sort" (``BY nosort``): a list or sorted set keeps its order
   (reversed with DESC, LIMIT read straight from it); a set is sorted ALPHA anyway when the
-  result is stored, so that what is stored does not depend on the set's layout.
+  result is stored, so that what is stored does not depend on the set's layout. (Redis
+  does the same for a script's SORT of a set; Sluice has no scripting yet: that case is to
+  join this one when it has.)
 * ``GET pattern`` the same way, ``#`` for the element itself; missing values are nil (or
   empty strings in a stored list).
 * Numbers are read as Redis 8's ``fast_float_strtod`` reads them (``storage/scores.py:
