@@ -129,7 +129,8 @@ def test_bitop_reads_bytearrays() -> None:
 @settings(max_examples=300)
 @given(st.binary(max_size=12), st.integers(0, 40), st.integers(1, 64), st.integers(-2**70, 2**70))
 def test_fields_round_trip(data: bytes, offset: int, bits: int, value: int) -> None:
-    buf = bytearray(data) + bytes(12)
+    # set_field needs the buffer to reach the field's last bit: 40 + 64 bits = 13 bytes.
+    buf = bytearray(data) + bytes(13)
     before = bits_of(bytes(buf))
     set_field(buf, offset, bits, value)
     after = bits_of(bytes(buf))
