@@ -11,7 +11,9 @@ import math
 
 from sluice.protocol import string2ll
 
-from .errors import NOT_FLOAT, NOT_INTEGER, SYNTAX, CommandError
+from .errors import NOT_FLOAT, NOT_INTEGER, RANGE_LONG, SYNTAX, CommandError
+
+LONG_MAX = 2**63 - 1
 
 
 def parse_int(value: bytes, error: str = NOT_INTEGER) -> int:
@@ -19,6 +21,15 @@ def parse_int(value: bytes, error: str = NOT_INTEGER) -> int:
     n = string2ll(value)
     if n is None:
         raise CommandError(error)
+    return n
+
+
+def parse_range_long(raw: bytes, lo: int, hi: int, msg: str | None = None) -> int:
+    """Redis's ``getRangeLongFromObjectOrReply``: an integer in ``[lo, hi]``; ``msg`` words
+    every failure when given, else Redis's own two messages."""
+    n = parse_int(raw, msg) if msg else parse_int(raw)
+    if not lo <= n <= hi:
+        raise CommandError(msg if msg else RANGE_LONG % (lo, hi))
     return n
 
 

@@ -31,7 +31,7 @@ from sluice.protocol import NULL_ARRAY, OK
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.lists import ListValue, popped_bytes
 
-from .args import Args, parse_int
+from .args import Args, parse_int, parse_range_long
 from .context import Command, Context, Reply, command_name
 from .errors import (
     INDEX_OUT_OF_RANGE,
@@ -206,13 +206,6 @@ def _positive(raw: bytes, error: str) -> int:
     return n
 
 
-def _at_least_one(raw: bytes, error: str) -> int:
-    """Redis's getRangeLongFromObjectOrReply(1, LONG_MAX, error)."""
-    n = parse_int(raw, error)
-    if n < 1:
-        raise CommandError(error)
-    return n
-
 
 # -- push ----------------------------------------------------------------------------------
 
@@ -311,7 +304,7 @@ def _mpop_from(ctx: Context, keys: list[bytes], head: bool, count: int) -> list[
 
 def _parse_mpop(args: Args) -> tuple[list[bytes], bool, int]:
     """``numkeys key [key ...] LEFT|RIGHT [COUNT count]`` (shared by LMPOP and BLMPOP)."""
-    numkeys = _at_least_one(args.next(), LMPOP_NUMKEYS)
+    numkeys = parse_range_long(args.next(), 1, LLONG_MAX, LMPOP_NUMKEYS)
     if numkeys >= len(args):
         raise CommandError(SYNTAX)
     keys = [args.next_key() for _ in range(numkeys)]
@@ -320,7 +313,7 @@ def _parse_mpop(args: Args) -> tuple[list[bytes], bool, int]:
     while args:
         opt = args.next_upper()
         if count is None and opt == b"COUNT" and args:
-            count = _at_least_one(args.next(), LMPOP_COUNT)
+            count = parse_range_long(args.next(), 1, LLONG_MAX, LMPOP_COUNT)
         else:
             raise CommandError(SYNTAX)
     return keys, head, 1 if count is None else count

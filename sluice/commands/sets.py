@@ -26,14 +26,13 @@ from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.sets import HASHTABLE, INTSET, LISTPACK, SetValue
 from sluice.storage.strings import string2ll
 
-from .args import Args, parse_int
+from .args import LONG_MAX, Args, parse_range_long
 from .context import Context, Reply, Settings
 from .errors import (
     LIMIT_NEGATIVE,
     LIST_COUNT_NOT_POSITIVE,
     NUMKEYS_POSITIVE,
     NUMKEYS_TOO_MANY,
-    RANGE_LONG,
     SYNTAX,
     CommandError,
 )
@@ -57,7 +56,6 @@ from .spec import (
     keys_counted,
 )
 
-LONG_MAX = 2**63 - 1
 SPOP_BATCH = 1024  # SREMs logged per command for a SPOP with a count
 
 
@@ -73,13 +71,6 @@ def _cfg(ctx: Context) -> Settings:
     """The server config: the set encodings' limits are read from it at each command."""
     return ctx.server.config
 
-
-def _range_long(raw: bytes, lo: int, hi: int, msg: str | None = None) -> int:
-    """Redis's ``getRangeLongFromObjectOrReply``: ``msg`` for every failure when given."""
-    n = parse_int(raw, msg) if msg else parse_int(raw)
-    if not lo <= n <= hi:
-        raise CommandError(msg if msg else RANGE_LONG % (lo, hi))
-    return n
 
 
 def _store(ctx: Context, dst: bytes, result: SetValue) -> int:
@@ -203,7 +194,7 @@ def spop(ctx: Context, args: Args) -> Reply:
 
 
 def _spop_count(ctx: Context, key: bytes, raw_count: bytes) -> Reply:
-    count = _range_long(raw_count, 0, LONG_MAX, LIST_COUNT_NOT_POSITIVE)
+    count = parse_range_long(raw_count, 0, LONG_MAX, LIST_COUNT_NOT_POSITIVE)
     s = _get(ctx, key)
     if s is None or count == 0:
         return Set()
@@ -226,7 +217,7 @@ def _spop_count(ctx: Context, key: bytes, raw_count: bytes) -> Reply:
 def srandmember(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     if len(argv) == 3:
-        n = _range_long(argv[2], -LONG_MAX, LONG_MAX)
+        n = parse_range_long(argv[2], -LONG_MAX, LONG_MAX)
         s = _get(ctx, argv[1])
         if s is None or n == 0:
             return []
@@ -303,14 +294,14 @@ def sinterstore(ctx: Context, args: Args) -> Reply:
 
 def sintercard(ctx: Context, args: Args) -> Reply:
     argv = args.argv
-    numkeys = _range_long(argv[1], 1, LONG_MAX, NUMKEYS_POSITIVE)
+    numkeys = parse_range_long(argv[1], 1, LONG_MAX, NUMKEYS_POSITIVE)
     if numkeys > len(argv) - 2:
         raise CommandError(NUMKEYS_TOO_MANY)
     limit = 0
     i = 2 + numkeys
     while i < len(argv):
         if argv[i].upper() == b"LIMIT" and i + 1 < len(argv):
-            limit = _range_long(argv[i + 1], 0, LONG_MAX, LIMIT_NEGATIVE)
+            limit = parse_range_long(argv[i + 1], 0, LONG_MAX, LIMIT_NEGATIVE)
             i += 2
         else:
             raise CommandError(SYNTAX)

@@ -23,7 +23,7 @@ from sluice.storage.scores import string2d
 from sluice.storage.sets import SetValue
 from sluice.storage.zsets import ZSetValue
 
-from .args import Args, parse_int
+from .args import LONG_MAX, Args, parse_int, parse_range_long
 from .context import Context, Reply, command_name
 from .errors import (
     LIMIT_NEGATIVE,
@@ -33,11 +33,10 @@ from .errors import (
     CommandError,
 )
 from .spec import ACCESS, DENYOOM, OW, READONLY, RO, UPDATE, WRITE, A, cmd, key_at, keys_counted
-from .zsets import limits, members_of, range_long, store_zset, with_scores
+from .zsets import limits, members_of, store_zset, with_scores
 
 UNION, INTER, DIFF = 0, 1, 2
 SUM, MIN, MAX = 0, 1, 2
-LONG_MAX = 2**63 - 1
 
 Source = ZSetValue | SetValue | None
 
@@ -116,7 +115,7 @@ def _generic(ctx: Context, argv: list[bytes], numkeys_at: int, dst: bytes | None
             withscores = True
             j += 1
         elif card_only and left >= 2 and opt == b"LIMIT":
-            limit = range_long(argv[j + 1], 0, LONG_MAX, LIMIT_NEGATIVE)
+            limit = parse_range_long(argv[j + 1], 0, LONG_MAX, LIMIT_NEGATIVE)
             j += 2
         else:
             raise CommandError(SYNTAX)

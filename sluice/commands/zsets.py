@@ -51,7 +51,7 @@ from sluice.storage.zsets import (
     ZSetValue,
 )
 
-from .args import Args, parse_int
+from .args import LONG_MAX, Args, parse_range_long
 from .context import Context, Reply, Settings, command_name
 from .errors import (
     COUNT_POSITIVE,
@@ -60,7 +60,6 @@ from .errors import (
     MIN_MAX_NOT_LEX,
     NOT_FLOAT,
     NUMKEYS_POSITIVE,
-    RANGE_LONG,
     SYNTAX,
     VALUE_OUT_OF_RANGE,
     ZADD_GT_LT_NX,
@@ -90,8 +89,6 @@ from .spec import (
     keys_counted,
 )
 
-LONG_MAX = 2**63 - 1
-
 # -- helpers shared by the sorted-set modules ------------------------------------------------
 
 
@@ -107,13 +104,6 @@ def limits(ctx: Context) -> Settings:
     """The server config: zset-max-listpack-entries/-value are read at each command."""
     return ctx.server.config
 
-
-def range_long(raw: bytes, lo: int, hi: int, msg: str | None = None) -> int:
-    """Redis's ``getRangeLongFromObjectOrReply``: ``msg`` for every failure when given."""
-    n = parse_int(raw, msg) if msg else parse_int(raw)
-    if not lo <= n <= hi:
-        raise CommandError(msg if msg else RANGE_LONG % (lo, hi))
-    return n
 
 
 def with_scores(entries: Iterable[Entry], resp3: bool) -> list[Any]:
@@ -354,7 +344,7 @@ def _zpop(ctx: Context, args: Args, highest: bool) -> Reply:
         raise CommandError(SYNTAX)
     count = -1
     if len(argv) == 3:
-        count = range_long(argv[2], 0, LONG_MAX, LIST_COUNT_NOT_POSITIVE)
+        count = parse_range_long(argv[2], 0, LONG_MAX, LIST_COUNT_NOT_POSITIVE)
     key = argv[1]
     z = get_zset(ctx, key)
     if z is None or count == 0:
@@ -375,7 +365,7 @@ def zpopmax(ctx: Context, args: Args) -> Reply:
 
 def _parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, int]:
     """ZMPOP/BZMPOP's ``numkeys key [key ...] MIN|MAX [COUNT count]`` (``zmpopGenericCommand``)."""
-    numkeys = range_long(argv[numkeys_at], 1, LONG_MAX, NUMKEYS_POSITIVE)
+    numkeys = parse_range_long(argv[numkeys_at], 1, LONG_MAX, NUMKEYS_POSITIVE)
     where_at = numkeys_at + numkeys + 1
     if where_at >= len(argv):
         raise CommandError(SYNTAX)
@@ -386,7 +376,7 @@ def _parse_mpop(argv: list[bytes], numkeys_at: int) -> tuple[list[bytes], bool, 
     j = where_at + 1
     while j < len(argv):
         if count == -1 and argv[j].upper() == b"COUNT" and j + 1 < len(argv):
-            count = range_long(argv[j + 1], 1, LONG_MAX, COUNT_POSITIVE)
+            count = parse_range_long(argv[j + 1], 1, LONG_MAX, COUNT_POSITIVE)
             j += 2
         else:
             raise CommandError(SYNTAX)
@@ -451,7 +441,7 @@ def bzmpop(ctx: Context, args: Args) -> Reply:
 def zrandmember(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     if len(argv) >= 3:
-        n = range_long(argv[2], -LONG_MAX, LONG_MAX)
+        n = parse_range_long(argv[2], -LONG_MAX, LONG_MAX)
         withscores = False
         if len(argv) > 4 or (len(argv) == 4 and argv[3].upper() != b"WITHSCORES"):
             raise CommandError(SYNTAX)
