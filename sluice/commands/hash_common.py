@@ -15,11 +15,9 @@ Role: what every hash handler needs and must do the same way, mirroring ``t_hash
   keyspace notifications: every write names its event here.
 - ``Effects``: what one command logs (AOF), in Redis's order: the HDEL of each field that
   expired or was deleted by a past deadline while it ran, then its own operation (rewritten
-  where Redis rewrites it). ``log`` writes them once, at the end; several operations from one
-  command are one transaction (the AOF's ``begin_multi``/``end_multi``: MULTI/EXEC around
-  them), as Redis's ``propagatePendingCommands`` does; inside EXEC they are part of its
-  transaction already, and a script's recorder wraps its whole run. A command that records
-  its effects so takes over from dispatch, which then logs nothing for it.
+  where Redis rewrites it). ``log`` hands them to dispatch in place of the command, which
+  makes several of them one transaction as Redis's ``propagatePendingCommands`` does (inside
+  EXEC or a script they join that transaction instead).
 - ``count_field_expiry``: INFO's ``expired_subkeys`` (and ``expired_subkeys_active``).
 - ``limits``: ``hash-max-listpack-entries`` / ``-value`` now (Redis reads them at each
   conversion).
@@ -105,19 +103,9 @@ class Effects:
         self.ops.append([b"HDEL", self.key, field])
 
     def log(self, ctx: Context, *own: list[bytes]) -> None:
-        """Hand everything to the AOF (``own``: the command's own operations, if any)."""
-        ctx.rewrite_argv()  # logged here: dispatch adds nothing
-        ops = self.ops + list(own)
-        aof = ctx.server.aof
-        if not ops or aof is None:
-            return
-        db_id = ctx.db.id
-        if len(ops) > 1 and not ctx.in_exec:  # (EXEC's own transaction holds them already)
-            aof.begin_multi(db_id)
-            aof.feed(db_id, ops)
-            aof.end_multi()
-        else:
-            aof.feed(db_id, ops)
+        """Log these instead of the command (``own``: its own operations, if any); dispatch
+        makes several of them one transaction, as for every command."""
+        ctx.rewrite_argv(*self.ops, *own)
 
 
 def get_value(ctx: Context, key: bytes, h: Hash, field: bytes, now: int, effects: Effects,

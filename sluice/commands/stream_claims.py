@@ -56,7 +56,7 @@ from .errors import (
 )
 from .spec import ACCESS, DELETE, FAST, READONLY, RO, RW, UPDATE, WRITE, A, cmd, key_at
 from .stream_common import entries_reply
-from .stream_deadletter import drain, propagate
+from .stream_deadletter import drain
 from .stream_groups import (
     claim_argv,
     createconsumer_argv,
@@ -181,7 +181,7 @@ def xclaim(ctx: Context, args: Args) -> Reply:
         log.insert(0, createconsumer_argv(key, name, owner))
     if log:
         group_dirty(ctx, changes - 2 * dead)  # dead letters counted their own changes
-        propagate(ctx, log, bool(dead))
+        ctx.rewrite_argv(*log)
     if justid:
         return [format_id(sid) for sid, _ in claimed]
     return entries_reply(claimed)
@@ -223,12 +223,13 @@ def xautoclaim(ctx: Context, args: Args) -> Reply:
     log += [claim_argv(key, name, sid, group.pel[sid], owner, group.last_id)
             for sid, _ in claimed]
     changes = len(log) + created  # Redis counts a new consumer as a change too
-    dead = drain(ctx, key, group, log) if group.due else 0
+    if group.due:
+        drain(ctx, key, group, log)
     if not log and created:
         log.append(createconsumer_argv(key, name, owner))
     if log:
         group_dirty(ctx, changes)
-        propagate(ctx, log, bool(dead))
+        ctx.rewrite_argv(*log)
     body = [format_id(sid) for sid, _ in claimed] if justid else entries_reply(claimed)
     return [format_id(cursor), body, [format_id(sid) for sid in deleted]]
 

@@ -15,7 +15,7 @@ delivered ``max_deliveries`` times: they leave it pending and list it in ``group
 Invariants:
 
 - Atomic and deterministic in the AOF: the command's log gets ``XADD <dlq> <the ID made>
-  <fields>`` and ``XACK <key> <group> <id>`` per entry, and ``propagate`` wraps the whole log
+  <fields>`` and ``XACK <key> <group> <id>`` per entry, and dispatch wraps the whole log
   of the command in ``MULTI`` / ``EXEC`` (unless it already runs inside EXEC), so a torn tail
   is dropped whole on load (``aof-load-truncated``) and replay needs no policy: it replays
   what happened. Nothing here runs while the AOF is replayed (``ctx.kind == "aof"``); the
@@ -39,7 +39,7 @@ from sluice.storage.streamid import format_id
 from .context import Context
 from .stream_common import new_stream
 
-__all__ = ["FATAL", "MAX_DELIVERIES", "dead_letter", "drain", "propagate"]
+__all__ = ["FATAL", "MAX_DELIVERIES", "dead_letter", "drain"]
 
 MAX_DELIVERIES = b"max-deliveries"  # reason: the policy's delivery limit was reached
 FATAL = b"fatal"  # reason: XNACK ... FATAL
@@ -101,12 +101,3 @@ def drain(ctx: Context, key: bytes, group: ConsumerGroup, log: list[list[bytes]]
         return 0
     group.due = []
     return dead_letter(ctx, key, group, due, MAX_DELIVERIES, log)
-
-
-def propagate(ctx: Context, log: list[list[bytes]], atomic: bool) -> None:
-    """Log ``log`` instead of the command; wrapped in MULTI / EXEC when ``atomic`` (some
-    entry was dead-lettered) and more than one command must stay together."""
-    if atomic and len(log) > 1 and not ctx.in_exec:
-        ctx.rewrite_argv([b"MULTI"], *log, [b"EXEC"])
-    else:
-        ctx.rewrite_argv(*log)

@@ -36,7 +36,7 @@ from .errors import (
 )
 from .spec import FAST, RW, UPDATE, WRITE, A, cmd, key_at
 from .stream_common import parse_ids_block
-from .stream_deadletter import FATAL, dead_letter, propagate
+from .stream_deadletter import FATAL, dead_letter
 from .stream_groups import group_dirty, lookup_group
 
 _MODES = (b"SILENT", b"FAIL", b"FATAL")
@@ -86,7 +86,7 @@ def xnack(ctx: Context, args: Args) -> Reply:
             if rest_ids:  # not moved (a dead-letter key of another type): still NACKed
                 log.insert(0, [b"XNACK", key, name, b"FATAL", b"IDS", b"%d" % len(rest_ids),
                                *rest_ids])
-            propagate(ctx, log, True)
+            ctx.rewrite_argv(*log)
     return len(released)
 
 

@@ -79,7 +79,7 @@ from .stream_common import (
     parse_reply_cap,
     render_entries,
 )
-from .stream_deadletter import drain, propagate
+from .stream_deadletter import drain
 from .stream_groups import (
     claim_argv,
     createconsumer_argv,
@@ -294,7 +294,7 @@ def xreadgroup(ctx: Context, args: Args) -> Reply:
     if changes or dead:
         group_dirty(ctx, changes)
         if log:
-            propagate(ctx, log, bool(dead))
+            ctx.rewrite_argv(*log)
     if served:
         return _streams_reply(ctx, served)
     if a.block_ms is not None:

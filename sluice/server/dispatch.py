@@ -134,7 +134,8 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
                 client.blocked_usec += duration
             cmd.usec += duration
             if (type(reply) is ErrorReply or duration >= server.slow_threshold_us
-                    or server.monitors or (server.dirty > dirty and server.aof is not None)):
+                    or server.monitors or (server.aof is not None
+                                           and (server.dirty > dirty or client.propagate_argv))):
                 after_call(server, client, cmd, argv, reply, duration, dirty)
             if blocking.ready_keys:
                 blocking.handle_clients_blocked_on_keys()
@@ -300,7 +301,7 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
         client.blocked_usec += duration
     if (type(reply) is ErrorReply or duration >= server.slow_threshold_us
             or (server.monitors and not rerun)
-            or (server.dirty > dirty and server.aof is not None)):
+            or (server.aof is not None and (server.dirty > dirty or client.propagate_argv))):
         after_call(server, client, cmd, argv, reply, duration, dirty, monitor=not rerun)
     return reply
 
@@ -323,14 +324,16 @@ def after_call(server: Server, client: Client, cmd: Command, argv: list[bytes], 
         server.count_error(reply)
     if duration >= server.slow_threshold_us and reply is not BLOCKED:
         server.slow_command(client, cmd, argv, duration)
-    if server.dirty > dirty and server.aof is not None:  # SAVE resets it: not a change
+    # A change (SAVE resets the counter: not one), or effects a handler logs even when its
+    # command changed nothing (Redis's alsoPropagate: a read's HDEL of an expired field).
+    if server.aof is not None and (server.dirty > dirty or client.propagate_argv):
         argvs = client.propagate_argv
         if argvs is None:
             argvs = [argv]
-        if len(argvs) > 1 and not client.in_exec and argvs[0][0].upper() != b"MULTI":
+        if len(argvs) > 1 and not client.in_exec:
             # Several effects of one command are one transaction, as Redis 7+ propagates
-            # them (propagatePendingCommands): SPOP's SREM batches, XREADGROUP's XCLAIMs
-            # (unless the handler already wrote its own MULTI/EXEC around them).
+            # them (propagatePendingCommands): SPOP's SREM batches, XREADGROUP's XCLAIMs,
+            # a hash's expired fields with the write that found them.
             server.aof.begin_multi(client.db.id)
             server.aof.feed(client.db.id, argvs)
             server.aof.end_multi()
