@@ -1,0 +1,550 @@
+"""The Lua chunk that locks a fresh runtime down as Redis's scripting environment.
+
+Redis patches Lua 5.1 with read-only tables (``lua_enablereadonlytable``); lupa ships plain
+Lua 5.1.5, so the same guarantees are built from metatables and a few wrapped builtins (see
+docs/scripting.md, "The sandbox"). The chunk runs once, first, with a table of Python
+callables; it keeps every raw builtin it needs in locals (after it returns, the global table
+is empty and locked, so code here must never read a global once ``lock()`` has run) and
+returns the privileged entry points the engine uses (``run``, ``compile``, ``shape`` ...).
+
+Invariants:
+- scripts never see a Python object: each Python callable is wrapped in a Lua closure;
+- every table a script can reach from the globals is a read-only proxy (writes, ``rawset``,
+  ``setmetatable``, ``table.insert/remove/sort`` fail with "Attempt to modify a readonly
+  table"), and so are the metatables ``getmetatable`` hands out;
+- reading a missing global raises "Script attempted to access nonexistent global variable";
+- the errors a script sees have Redis's wording and positions (``luaL_error`` from a library
+  gets the caller's ``user_script:N:``, a ``redis.*`` error table gets none).
+
+Mirrors ``script_lua.c`` (``luaRegisterRedisAPI``, the allow lists, the error handler) and
+``function_lua.c`` (``luaEngineInitEngine``: the load-time API).
+"""
+
+from __future__ import annotations
+
+SANDBOX = r"""
+local py, kind = ...
+local SG = {}          -- the globals scripts run with (their env); _G stays lupa's
+local rawset, rawget, rawequal, setmetatable, getmetatable, type, error, pairs, next,
+      ipairs, select, tostring, tonumber, pcall, xpcall, unpack, loadstring, setfenv,
+      assert, collectgarbage, gcinfo, newproxy, getfenv =
+      rawset, rawget, rawequal, setmetatable, getmetatable, type, error, pairs, next,
+      ipairs, select, tostring, tonumber, pcall, xpcall, unpack, loadstring, setfenv,
+      assert, collectgarbage, gcinfo, newproxy, getfenv
+local string, table, math, coroutine = string, table, math, coroutine
+local os_clock = os.clock
+local dgetinfo, dsethook, dgetmetatable = debug.getinfo, debug.sethook, debug.getmetatable
+local floor, sfmt, sbyte, ssub, sfind = math.floor, string.format, string.byte, string.sub,
+      string.find
+local tinsert, tremove, tsort, tconcat = table.insert, table.remove, table.sort, table.concat
+
+local RO = "Attempt to modify a readonly table"
+local INTERNAL = "=sluice"
+
+-- proxy -> the table it stands for; proxy -> what getmetatable(proxy) answers
+local real = setmetatable({}, {__mode = "k"})
+local mview = setmetatable({}, {__mode = "k"})
+
+local function ro_newindex() error(RO, 2) end
+
+local protect
+-- A read-only stand-in for t: reads fall through, writes fail. Child tables are protected
+-- too (a copy of t holds their proxies), so nothing reachable from it can be edited.
+protect = function(t, seen)
+  seen = seen or {}
+  if real[t] then return t end
+  if seen[t] then return seen[t] end
+  local copy = {}
+  local p = {}
+  seen[t] = p
+  for k, v in next, t do
+    if type(v) == "table" then v = protect(v, seen) end
+    copy[k] = v
+  end
+  local mt = {__index = copy, __newindex = ro_newindex, __metatable = false}
+  setmetatable(p, mt)
+  real[p] = copy
+  return p
+end
+
+local function is_protected(t) return real[t] ~= nil end
+
+local function err_at(msg, level)
+  error(msg, level)
+end
+
+local S = {}           -- the globals scripts may read (what __index of _G resolves to)
+local missing = function(_, k)
+  error("Script attempted to access nonexistent global variable '" .. tostring(k) .. "'", 2)
+end
+
+-- ---------------------------------------------------------------------------------------
+-- Builtins that must not see past a proxy or write into a protected table.
+
+local function s_rawset(t, k, v)
+  if real[t] or rawequal(t, SG) then error(RO, 0) end
+  return rawset(t, k, v)
+end
+local function s_rawget(t, k)
+  local r = real[t]
+  if r then return rawget(r, k) end
+  if rawequal(t, SG) then return rawget(S, k) end
+  return rawget(t, k)
+end
+local function s_setmetatable(t, m)
+  if real[t] or rawequal(t, SG) then error(RO, 0) end
+  return setmetatable(t, m)
+end
+local function s_getmetatable(o)
+  if real[o] then return mview[o] end
+  return getmetatable(o)
+end
+local function s_next(t, k)
+  local r = real[t]
+  if r then return next(r, k) end
+  if rawequal(t, SG) then return next(S, k) end
+  return next(t, k)
+end
+local function s_pairs(t)
+  if real[t] or rawequal(t, SG) then return s_next, t, nil end
+  return pairs(t)
+end
+local function s_ipairs(t)
+  local r = real[t]
+  if r then return ipairs(r) end
+  return ipairs(t)
+end
+local function s_unpack(t, ...)
+  local r = real[t]
+  return unpack(r or t, ...)
+end
+local function guard_table(fn)
+  return function(t, ...)
+    if real[t] or rawequal(t, SG) then error(RO, 0) end
+    return fn(t, ...)
+  end
+end
+
+-- loadstring / load: text only. Redis's Lua parses everything as text, so a binary chunk
+-- fails to compile (and loadstring(string.dump(f))() is "attempt to call a nil value").
+local function chunkid(s, name)
+  if name then
+    local c = ssub(name, 1, 1)
+    if c == "=" or c == "@" then return ssub(name, 2) end
+    s = name
+  end
+  local first = s:match("^[^\n\r]*")
+  if #first < #s or #first > 45 then first = ssub(first, 1, 45) .. "..." end
+  return '[string "' .. first .. '"]'
+end
+local function s_loadstring(s, name)
+  if type(s) == "string" and sbyte(s, 1) == 27 then
+    return nil, chunkid(s, name) .. ":1: unexpected symbol near 'char(27)'"
+  end
+  local f, err = loadstring(s, name)
+  if f then setfenv(f, SG) end
+  return f, err
+end
+local function s_load(reader, name)
+  local parts, n = {}, 0
+  while true do
+    local piece = reader()
+    if piece == nil or piece == "" then break end
+    if type(piece) ~= "string" then return nil, "reader function must return a string" end
+    n = n + 1
+    parts[n] = piece
+  end
+  return s_loadstring(tconcat(parts), name or "=(load)")
+end
+
+-- ---------------------------------------------------------------------------------------
+-- math.random as Redis's: its redisLrand48 generator, not libc's.
+
+local lrand48 = py.lrand48
+local LRAND48_MAX = 2147483647
+local function checkint(n, v, fname)
+  local x = tonumber(v)
+  if x == nil then
+    local got = v == nil and "no value" or type(v)
+    error(sfmt("bad argument #%d to '%s' (number expected, got %s)", n, fname, got), 3)
+  end
+  return x >= 0 and floor(x) or -floor(-x)
+end
+local function s_random(...)
+  local r = (lrand48() % LRAND48_MAX) / LRAND48_MAX
+  local argc = select("#", ...)
+  if argc == 0 then return r end
+  if argc == 1 then
+    local u = checkint(1, (...), "random")
+    if u < 1 then error("bad argument #1 to 'random' (interval is empty)", 2) end
+    return floor(r * u) + 1
+  end
+  if argc == 2 then
+    local l, u = checkint(1, (...), "random"), checkint(2, select(2, ...), "random")
+    if l > u then error("bad argument #2 to 'random' (interval is empty)", 2) end
+    return floor(r * (u - l + 1)) + l
+  end
+  error("wrong number of arguments", 2)
+end
+local function s_randomseed(seed)
+  py.srand48(checkint(1, seed, "randomseed"))
+end
+
+-- ---------------------------------------------------------------------------------------
+-- The redis table.
+
+-- redis.call and the library functions are the Python callables themselves: a call to them
+-- is a C call, so a script's `return redis.call(...)` keeps its frame (a Lua wrapper would be
+-- tail-called and the error's line lost). They raise Python exceptions, which reach Lua as
+-- userdata; `unwrap` turns those back into Redis's error values wherever a script or the
+-- error handler could see them.
+local unwrap = py.unwrap
+local function lua_error_value(e)
+  if type(e) == "userdata" then return unwrap(e) end
+  return e
+end
+
+local err_table = py.err_table
+local function error_reply(...)
+  if select("#", ...) ~= 1 or type((...)) ~= "string" then
+    return err_table("wrong number or type of arguments")
+  end
+  local e = ...
+  if ssub(e, 1, 1) ~= "-" then e = "-" .. e end
+  return err_table(e)
+end
+local function status_reply(...)
+  if select("#", ...) ~= 1 or type((...)) ~= "string" then
+    return err_table("wrong number or type of arguments")
+  end
+  return {ok = (...)}
+end
+local null = newproxy(false)
+
+local redis = {
+  call = py.call,
+  pcall = py.pcall,
+  log = py.log,
+  LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+  REDIS_VERSION = py.version, REDIS_VERSION_NUM = py.version_num,
+  setresp = py.setresp,
+  sha1hex = py.sha1hex,
+  error_reply = error_reply,
+  status_reply = status_reply,
+  set_repl = py.set_repl,
+  REPL_NONE = 0, REPL_AOF = 1, REPL_SLAVE = 2, REPL_REPLICA = 2, REPL_ALL = 3,
+  replicate_commands = function() return true end,
+  acl_check_cmd = py.acl_check_cmd,
+  breakpoint = function() return false end,
+  debug = function() end,
+}
+if kind == "function" then
+  redis.breakpoint = nil
+  redis.debug = nil
+  redis.replicate_commands = nil
+end
+
+-- cjson, cmsgpack, struct, bit: Python underneath, Lua closures on top.
+local cjson = {
+  encode = py.cjson_encode,
+  decode = py.cjson_decode,
+  encode_keep_buffer = py.cjson_encode_keep_buffer,
+  encode_max_depth = py.cjson_encode_max_depth,
+  decode_max_depth = py.cjson_decode_max_depth,
+  encode_number_precision = py.cjson_encode_number_precision,
+  encode_sparse_array = py.cjson_encode_sparse_array,
+  encode_invalid_numbers = py.cjson_encode_invalid_numbers,
+  decode_invalid_numbers = py.cjson_decode_invalid_numbers,
+  decode_array_with_array_mt = py.cjson_decode_array_with_array_mt,
+  null = null,
+  _NAME = "cjson", _VERSION = "2.1.0",
+}
+local cmsgpack = {
+  pack = py.msgpack_pack,
+  unpack = py.msgpack_unpack,
+  unpack_one = py.msgpack_unpack_one,
+  unpack_limit = py.msgpack_unpack_limit,
+  _NAME = "cmsgpack", _VERSION = "lua-cmsgpack 0.4.0",
+  _COPYRIGHT = "Copyright (C) 2012, Salvatore Sanfilippo",
+  _DESCRIPTION = "MessagePack C implementation for Lua",
+}
+local struct = {
+  pack = py.struct_pack,
+  unpack = py.struct_unpack,
+  size = py.struct_size,
+}
+local bit = {}
+for _, name in ipairs({"tobit", "tohex", "bnot", "band", "bor", "bxor", "lshift", "rshift",
+                       "arshift", "rol", "ror", "bswap"}) do
+  bit[name] = py["bit_" .. name]
+end
+
+-- ---------------------------------------------------------------------------------------
+-- The error handler (Redis's __redis__err__handler): any error becomes {err=, source=,
+-- line=} taken from the first frame that is user code (ours count as C functions).
+
+local function errh(e)
+  local level = 2
+  local i = dgetinfo(level, "nSl")
+  while i and (i.what == "C" or i.source == INTERNAL) and level < 6 do
+    level = level + 1
+    i = dgetinfo(level, "nSl")
+  end
+  if type(e) == "userdata" then
+    local lib
+    e, lib = unwrap(e)
+    if lib and i and i.currentline > 0 then
+      e = ssub(i.source, 2) .. ":" .. i.currentline .. ": " .. e
+    end
+  end
+  if type(e) ~= "table" then
+    e = {err = "ERR " .. tostring(e)}
+  end
+  if i then
+    rawset(e, "source", i.source)
+    rawset(e, "line", i.currentline)
+  end
+  return e
+end
+
+-- redis.pcall is not pcall: Redis's pcall returns the err string of an error table.
+local function pack(...) return {n = select("#", ...), ...} end
+local function s_pcall(f, ...)
+  local r = pack(pcall(f, ...))
+  if not r[1] then
+    local e = lua_error_value(r[2])
+    if type(e) == "table" then
+      local s = e.err
+      if type(s) == "string" then r[2] = s end
+    end
+    return false, e
+  end
+  return unpack(r, 1, r.n)
+end
+local function s_xpcall(f, h)
+  return xpcall(f, function(e) return h(lua_error_value(e)) end)
+end
+
+-- ---------------------------------------------------------------------------------------
+-- The globals scripts see (Redis's allow lists).
+
+local os_t = {clock = os_clock}
+local string_t = {}
+for k, v in next, string do string_t[k] = v end
+local table_t = {}
+for k, v in next, table do table_t[k] = v end
+table_t.insert = guard_table(tinsert)
+table_t.remove = guard_table(tremove)
+table_t.sort = guard_table(tsort)
+local math_t = {}
+for k, v in next, math do math_t[k] = v end
+math_t.random = s_random
+math_t.randomseed = s_randomseed
+local coroutine_t = {}
+for k, v in next, coroutine do coroutine_t[k] = v end
+local cresume = coroutine.resume
+coroutine_t.resume = function(co, ...)
+  local r = pack(cresume(co, ...))
+  if not r[1] then return false, lua_error_value(r[2]) end
+  return unpack(r, 1, r.n)
+end
+
+local allowed = {
+  string = string_t, table = table_t, math = math_t, os = os_t, coroutine = coroutine_t,
+  cjson = cjson, bit = bit, struct = struct, cmsgpack = cmsgpack, redis = redis,
+  xpcall = s_xpcall, tostring = tostring, setmetatable = s_setmetatable, next = s_next,
+  assert = assert, tonumber = tonumber, rawequal = rawequal, collectgarbage = collectgarbage,
+  getmetatable = s_getmetatable, rawset = s_rawset, pcall = s_pcall, type = type,
+  select = select, unpack = s_unpack, gcinfo = gcinfo, pairs = s_pairs, rawget = s_rawget,
+  loadstring = s_loadstring, ipairs = s_ipairs, _VERSION = "Lua 5.1", load = s_load,
+  error = error,
+}
+if py.deprecated_api then
+  allowed.setfenv = setfenv
+  allowed.getfenv = getfenv
+  allowed.newproxy = newproxy
+end
+local p_allowed = {}
+for k, v in next, allowed do
+  if type(v) == "table" then v = protect(v) end
+  p_allowed[k] = v
+end
+-- cjson.null is a value, not a table; the protected cjson copy keeps it.
+for k, v in next, p_allowed do S[k] = v end
+setmetatable(S, {__index = missing})
+
+-- The load-time API of function libraries (function_lua.c: only register_function, log and
+-- the version fields; anything else is a missing global).
+local L = {}
+if kind == "function" then
+  local lredis = {
+    register_function = py.register_function,
+    log = redis.log,
+    LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
+    REDIS_VERSION = py.version, REDIS_VERSION_NUM = py.version_num,
+  }
+  setmetatable(lredis, {__index = missing})
+  local lp = {}
+  setmetatable(lp, {__index = lredis, __newindex = ro_newindex, __metatable = false})
+  real[lp] = lredis
+  L.redis = lp
+  setmetatable(L, {__index = missing})
+end
+
+-- The scripts' globals: empty, reads through S, writes refused. getmetatable(_G) answers a
+-- read-only view of this metatable. lupa's own globals (the thread's) stay as they are: lupa
+-- reads some of them (debug.traceback), and no script can reach them.
+local gmt = {__index = S, __newindex = ro_newindex}
+local gview = {}
+setmetatable(gview, {__index = gmt, __newindex = ro_newindex, __metatable = false})
+real[gview] = gmt
+gmt.__metatable = gview
+rawset(S, "_G", SG)
+
+-- The string metatable: getmetatable("") answers a read-only view.
+local smt = dgetmetatable("")
+local sview = {}
+setmetatable(sview, {__index = smt, __newindex = ro_newindex, __metatable = false})
+real[sview] = smt
+smt.__metatable = sview
+
+local function lock()
+  setmetatable(SG, gmt)
+end
+
+-- ---------------------------------------------------------------------------------------
+-- Entry points for the engine (never reachable from scripts).
+
+local hookfn = py.hook
+local KILLED = nil
+local hook
+hook = function()
+  local verdict = hookfn()
+  if verdict then
+    dsethook(hook, "l")        -- fire on every line: pcall cannot swallow the kill
+    error(verdict)
+  end
+end
+
+local E = {}
+
+function E.compile(body, chunkname)
+  local f, err = loadstring(body, chunkname)
+  if f then setfenv(f, SG) end
+  return f, err
+end
+
+local function set_args(nkeys, ...)
+  local all = {...}
+  local n = select("#", ...)
+  local keys, argv = {}, {}
+  for i = 1, nkeys do keys[i] = all[i] end
+  for i = nkeys + 1, n do argv[i - nkeys] = all[i] end
+  return keys, argv
+end
+
+function E.run_eval(f, with_hook, nkeys, ...)
+  local keys, argv = set_args(nkeys, ...)
+  rawset(S, "KEYS", keys)
+  rawset(S, "ARGV", argv)
+  if with_hook then dsethook(hook, "", 100000) end
+  local ok, r = xpcall(f, errh)
+  if with_hook then dsethook() end
+  return ok, r
+end
+
+function E.run_function(f, with_hook, nkeys, ...)
+  local keys, argv = set_args(nkeys, ...)
+  if with_hook then dsethook(hook, "", 100000) end
+  local ok, r = xpcall(function() return f(keys, argv) end, errh)
+  if with_hook then dsethook() end
+  return ok, r
+end
+
+-- FUNCTION LOAD: run the library body against the load-time globals, with the load hook.
+function E.load_library(body)
+  local f, err = loadstring(body, "@user_function")
+  if not f then return false, "compile", err end
+  setfenv(f, SG)
+  gmt.__index = L
+  dsethook(hook, "", 100000)
+  local ok, r = xpcall(f, errh)
+  dsethook()
+  gmt.__index = S
+  if not ok then return false, "run", r end
+  return true
+end
+
+-- What a script returned, for luaReplyToRedisReply: the shape of a table, read raw.
+function E.shape(v)
+  local e = rawget(v, "err")
+  if type(e) == "string" then
+    return "err", e, rawget(v, "source"), rawget(v, "line"),
+           rawget(v, "ignore_error_stats_update")
+  end
+  local s = rawget(v, "ok")
+  if type(s) == "string" then return "ok", s end
+  local d = rawget(v, "double")
+  if type(d) == "number" then return "double", d end
+  local b = rawget(v, "big_number")
+  if type(b) == "string" then return "big_number", b end
+  local vs = rawget(v, "verbatim_string")
+  if type(vs) == "table" then
+    local f, str = rawget(vs, "format"), rawget(vs, "string")
+    if type(f) == "string" and type(str) == "string" then return "verbatim", f, str end
+  end
+  local m = rawget(v, "map")
+  if type(m) == "table" then
+    local ks, xs, n = {}, {}, 0
+    for k, x in next, m do n = n + 1; ks[n] = k; xs[n] = x end
+    return "map", ks, xs, n
+  end
+  local st = rawget(v, "set")
+  if type(st) == "table" then
+    local ks, n = {}, 0
+    for k in next, st do n = n + 1; ks[n] = k end
+    return "set", ks, n
+  end
+  local arr, n = {}, 0
+  while true do
+    local x = rawget(v, n + 1)
+    if x == nil then break end
+    n = n + 1
+    arr[n] = x
+  end
+  return "array", arr, n
+end
+
+-- A table's raw contents as two arrays (the libraries read tables without metamethods).
+function E.items(t)
+  local ks, vs, n = {}, {}, 0
+  for k, v in next, t do n = n + 1; ks[n] = k; vs[n] = v end
+  return ks, vs, n
+end
+
+function E.rawlen(t)
+  local n = 0
+  while rawget(t, n + 1) ~= nil do n = n + 1 end
+  return n
+end
+
+function E.tag(t, kind)
+  -- {err=...} tables made by Python helpers, marked so stats are not counted twice
+  return t
+end
+
+E.protect = protect
+E.null = null
+E.is_null = function(v) return rawequal(v, null) end
+E.array_mt_view = function(mt)
+  local v = {}
+  setmetatable(v, {__index = mt, __newindex = ro_newindex, __metatable = false})
+  real[v] = mt
+  mt.__metatable = v
+  return mt
+end
+E.setmetatable = setmetatable
+E.getmetatable = dgetmetatable
+E.lock = lock
+return E
+"""
