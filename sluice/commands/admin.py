@@ -323,6 +323,18 @@ def shutdown(ctx: Context, args: Args) -> Reply:
             raise CommandError(SYNTAX)
         raise CommandError(NO_SHUTDOWN)  # a shutdown never waits here: none to abort
     server = ctx.server
+    run = server.scripting.run
+    if run is not None and run.timedout:
+        # Only SHUTDOWN NOSAVE may stop a server busy in a script: the script is killed
+        # (it never completes) and the server stops after it unwinds.
+        if save is not False:
+            raise CommandError(server.scripting.busy_error_text())
+        run.killed = True
+        run.shutdown = True
+        log.warning("User requested shutdown...")
+        server.request_shutdown()
+        ctx.closing = True
+        return Raw(b"")
     persistence = server.persistence  # the RDB and the AOF's last word (None: neither)
     if persistence is not None:
         error = persistence.shutdown_save(save)

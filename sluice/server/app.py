@@ -43,6 +43,7 @@ from .dispatch import call, exec_queued, is_plain, reject, run_batch
 from .latency import LatencyMonitor
 from .pause import ClientPause
 from .pubsub import PubSub
+from .scripting import Scripting
 from .streams_bg import StreamDirectory, retention_cycle
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ class Server:
         self.slowlog_next_id = 0
         self.lastsave = int(time.time())
         self._in_before_return = False
+        self.script_busy = False  # a script is past busy-reply-threshold: BUSY for others
         self._writes_scheduled = False  # write_replies is queued on the loop
         self._cron: asyncio.TimerHandle | None = None
         self._shutdown: asyncio.Future[None] | None = None
@@ -130,6 +132,7 @@ class Server:
         self.config.on_change("slowlog-max-len", lambda n: self._trim_slowlog())
         # ACL users (security.md); installs self.acl only while some user is restricted.
         self.acl_manager = AclManager(self)
+        self.scripting = Scripting(self)  # EVAL and functions (docs/scripting.md)
         if self.config.rename_command:
             from .security import apply_renames
 

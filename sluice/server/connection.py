@@ -51,18 +51,32 @@ def _fmt_addr(addr: object) -> str:
 
 
 class ClientProtocol(asyncio.Protocol):
-    __slots__ = ("server", "client", "transport")
+    __slots__ = ("server", "client", "transport", "adopt")
 
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Server, adopt: Client | None = None) -> None:
         self.server = server
         self.client: Client | None = None
         self.transport: asyncio.Transport | None = None
+        # A client accepted while a script was busy (server/scripting.py: BusyPump): its
+        # state carries over to the loop's transport.
+        self.adopt = adopt
 
     def connection_made(self, base: asyncio.BaseTransport) -> None:
         # A stream transport; uvloop's do not subclass asyncio.Transport, so no isinstance.
         transport = cast("asyncio.Transport", base)
         server = self.server
         self.transport = transport
+        if self.adopt is not None:
+            client = self.adopt
+            self.client = client
+            client.transport = transport
+            transport.set_write_buffer_limits(high=HIGH_WATER)
+            if client.closed:
+                transport.close()
+            elif client.reader.pending():
+                server.process_input(client)
+                server.before_return()
+            return
         peer = transport.get_extra_info("peername")
         sock = transport.get_extra_info("socket")
         if len(server.clients) >= server.config.maxclients:

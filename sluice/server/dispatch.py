@@ -84,7 +84,7 @@ def _checks_pass(server: Server, client: Client) -> bool:
     Only a command that is not plain (or another client's) can change the answer."""
     return (client.authenticated and server.acl is None and client.multi is None
             and client.reply_mode == REPLY_ON and client.kind == "normal"
-            and not server.pause.mode)
+            and not server.pause.mode and not server.script_busy)
 
 
 def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[list[bytes]]:
@@ -200,6 +200,16 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         denied = acl.check(client, cmd, argv)
         if denied is not None:
             reject(server, client, denied, cmd)
+            return
+    if server.script_busy and not cmd.flags & F.ALLOW_BUSY:
+        # A script past busy-reply-threshold is running (the BusyPump serves us meanwhile)
+        busy = server.scripting.busy_error()
+        if busy is not None:
+            if client.multi is not None:
+                client.multi_error = True
+            cmd.rejected_calls += 1
+            server.count_error(b"BUSY")
+            client.add_reply(busy)
             return
     if server.disk_error is not None and (cmd.flags & F.WRITE or cmd.name == "ping"):
         # Redis's writeCommandsDeniedByDiskError: refuse writes (and PING) until the disk heals
