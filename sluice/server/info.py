@@ -108,6 +108,10 @@ def _memory(s: Server) -> dict[str, Any]:
         s.info_peak_time = int(time.time())
     total = _total_memory()
     maxmemory = s.config.maxmemory
+    sc = s.scripting
+    vm_eval, vm_functions = sc.vm_memory()
+    scripts_eval = sc.scripts.memory
+    functions_mem = sc.functions_memory()
     return {
         "used_memory": rss,
         "used_memory_human": _human(rss),
@@ -127,19 +131,19 @@ def _memory(s: Server) -> dict[str, Any]:
         "allocator_muzzy": 0,
         "total_system_memory": total,
         "total_system_memory_human": _human(total),
-        "used_memory_lua": 0,
-        "used_memory_vm_eval": 0,
-        "used_memory_lua_human": "0B",
-        "used_memory_scripts_eval": 0,
-        "number_of_cached_scripts": 0,
-        "number_of_functions": 0,
-        "number_of_libraries": 0,
-        "used_memory_vm_functions": 0,
-        "used_memory_vm_total": 0,
-        "used_memory_vm_total_human": "0B",
-        "used_memory_functions": 0,
-        "used_memory_scripts": 0,
-        "used_memory_scripts_human": "0B",
+        "used_memory_lua": vm_eval,
+        "used_memory_vm_eval": vm_eval,
+        "used_memory_lua_human": _human(vm_eval),
+        "used_memory_scripts_eval": scripts_eval,
+        "number_of_cached_scripts": len(sc.scripts.cache),
+        "number_of_functions": len(sc.libraries.functions),
+        "number_of_libraries": len(sc.libraries.libraries),
+        "used_memory_vm_functions": vm_functions,
+        "used_memory_vm_total": vm_eval + vm_functions,
+        "used_memory_vm_total_human": _human(vm_eval + vm_functions),
+        "used_memory_functions": functions_mem,
+        "used_memory_scripts": scripts_eval + functions_mem,
+        "used_memory_scripts_human": _human(scripts_eval + functions_mem),
         "maxmemory": maxmemory,
         "maxmemory_human": _human(maxmemory),
         "maxmemory_policy": "noeviction",
@@ -221,7 +225,7 @@ def _stats(s: Server) -> dict[str, Any]:
         "expire_cycle_cpu_milliseconds": 0,
         "evicted_keys": 0,
         "evicted_clients": 0,
-        "evicted_scripts": 0,
+        "evicted_scripts": s.scripting.evicted_scripts,
         "total_eviction_exceeded_time": 0,
         "current_eviction_exceeded_time": 0,
         "keyspace_hits": st["keyspace_hits"],

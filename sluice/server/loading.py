@@ -130,9 +130,11 @@ def load_aof(server: Server, directory: str, manifest: fmt.Manifest) -> int:
                 from sluice.storage import rdb
 
                 try:
+                    stats = rdb.LoadStats()
                     with loading_with(server.config):
                         pos = rdb.load_into(data, server.keyspace,
-                                            server.keyspace.clock.now_ms())
+                                            server.keyspace.clock.now_ms(), stats)
+                    load_functions(server, stats.functions)
                 except rdb.RdbError as e:
                     raise LoadError(f"Error reading the RDB base file {info.name}, AOF loading "
                                     f"aborted: {e}") from None
@@ -201,6 +203,21 @@ def refill_lists(server: Server) -> None:
                 value.refill(fill)
 
 
+def load_functions(server: Server, codes: list[bytes]) -> None:
+    """The function libraries an RDB carried (rdbFunctionLoad: compiled without a time
+    limit; a library that fails to load fails the load, as in Redis)."""
+    if not codes:
+        return
+    from sluice.scripting.functions import LibraryError
+    from sluice.storage import rdb
+
+    try:
+        server.scripting.libraries.restore_codes(codes, b"FLUSH")
+    except LibraryError as e:
+        raise rdb.RdbError("Failed loading library: " + e.message.decode(errors="replace")
+                           ) from None
+
+
 def load_rdb_file(server: Server, path: str) -> int:
     """Load a snapshot into the (empty) keyspace; returns keys loaded. Raises LoadError."""
     from sluice.storage import rdb
@@ -210,6 +227,7 @@ def load_rdb_file(server: Server, path: str) -> int:
     try:
         with loading_with(server.config):
             rdb.load_into(mapped.data, server.keyspace, server.keyspace.clock.now_ms(), stats)
+        load_functions(server, stats.functions)
         refill_lists(server)
         if server.persistence is not None:
             server.persistence.keys_expired_on_load = stats.expired

@@ -99,6 +99,17 @@ class Scripting:
             self._functions = LuaEngine("function", self)
         return self._functions
 
+    def vm_memory(self) -> tuple[int, int]:
+        """Bytes held by the eval and the functions Lua runtimes (INFO used_memory_vm_*)."""
+        ev = self._eval.used_memory() if self._eval is not None else 0
+        fn = self._functions.used_memory() if self._functions is not None else 0
+        return ev, fn
+
+    def functions_memory(self) -> int:
+        """The libraries' code and names (INFO used_memory_functions), roughly as Redis."""
+        return sum(len(lib.code) + len(lib.name) + 64 * (1 + len(lib.functions))
+                   for lib in self.libraries.libraries.values())
+
     def reset_eval(self) -> None:
         """SCRIPT FLUSH: a fresh runtime (Redis's scriptingReset)."""
         self._eval = None

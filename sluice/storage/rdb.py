@@ -259,8 +259,10 @@ def _aux(key: bytes, value: bytes) -> bytes:
 
 def dump_keyspace(keyspace: Keyspace, compress: bool = True, checksum: bool = True,
                   aof_base: bool = False,
-                  redis_ver: bytes = RDB_REDIS_VER) -> Iterator[bytes]:
-    """The RDB bytes of ``keyspace`` in chunks (expired keys are skipped)."""
+                  redis_ver: bytes = RDB_REDIS_VER, functions: bytes = b"") -> Iterator[bytes]:
+    """The RDB bytes of ``keyspace`` in chunks (expired keys are skipped). ``functions``:
+    the function library records (opcode 245 each), written after the AUX fields as
+    Redis's rdbSaveFunctions."""
     opts = SaveOptions(compress)
     crc = 0
     buf = bytearray(b"REDIS%04d" % RDB_VERSION)
@@ -269,6 +271,7 @@ def dump_keyspace(keyspace: Keyspace, compress: bool = True, checksum: bool = Tr
     buf += _aux(b"ctime", b"%d" % int(time.time()))
     buf += _aux(b"used-mem", b"0")
     buf += _aux(b"aof-base", b"1" if aof_base else b"0")
+    buf += functions
     now = keyspace.clock.now_ms()
     records: list[bytes] = []  # Sluice's stream policies (the AUX field after the data)
     stream_cls, has_policy, encode_record = _POLICIES[:3] if _POLICIES else (None, None, None)
@@ -309,13 +312,14 @@ def dump_keyspace(keyspace: Keyspace, compress: bool = True, checksum: bool = Tr
 
 
 class LoadStats:
-    __slots__ = ("keys", "expired", "aux", "end")
+    __slots__ = ("keys", "expired", "aux", "end", "functions")
 
     def __init__(self) -> None:
         self.keys = 0
         self.expired = 0
         self.aux: dict[bytes, bytes] = {}
         self.end = 0
+        self.functions: list[bytes] = []  # function libraries' code (opcode 245), in order
 
 
 def parse(data: Any, on_key: Callable[[int, bytes, Any, int | None], None] | None,
@@ -379,9 +383,12 @@ def parse(data: Any, on_key: Callable[[int, bytes, Any, int | None], None] | Non
             name = module_type_name(r.len())
             raise RdbUnsupported(f"the RDB file contains AUX data of module type '{name}': "
                                  f"Sluice has no modules")
-        elif op in (OP_FUNCTION, OP_FUNCTION2):
-            raise RdbUnsupported(f"RDB opcode {op} (function libraries) is not supported by "
-                                 f"Sluice")
+        elif op == OP_FUNCTION2:  # a function library: its code (Redis 7.0 GA and later)
+            stats.functions.append(r.string())
+            if trace:
+                trace(at, "Function library")
+        elif op == OP_FUNCTION:
+            raise RdbUnsupported("Pre-GA function format not supported")
         else:
             rdb_type = read_value_type(r, op)
             key = r.string()
