@@ -16,6 +16,7 @@ from typing import Any
 from sluice.storage.rdb_codec import Reader, RdbError, crc64, enc_string
 
 from .engine import FLAG_NAMES
+from .scripts import split_args
 
 OPCODE_FUNCTION2 = 245
 OPCODE_FUNCTION_PRE_GA = 246
@@ -58,7 +59,7 @@ def parse_metadata(code: bytes) -> tuple[bytes, bytes, bytes]:
     end = code.find(b"\n")
     if end < 0:
         raise LibraryError(b"ERR Invalid library metadata")
-    parts = code[:end].split()
+    parts = split_args(code[:end])
     if not parts:
         raise LibraryError(b"ERR Invalid library metadata")
     engine = parts[0][2:]
@@ -155,7 +156,7 @@ class FunctionLibraries:
 
     def records(self) -> bytes:
         """The RDB function records (rdbSaveFunctions)."""
-        return b"".join(bytes((OPCODE_FUNCTION2,)) + enc_string(lib.code, compress=False)
+        return b"".join(bytes((OPCODE_FUNCTION2,)) + enc_string(lib.code, compress=True)
                         for lib in self.libraries.values())
 
     def dump(self) -> bytes:

@@ -315,7 +315,7 @@ local function s_pcall(f, ...)
     local e = lua_error_value(r[2])
     if type(e) == "table" then
       local s = e.err
-      if type(s) == "string" then r[2] = s end
+      if type(s) == "string" then e = s end
     end
     return false, e
   end
@@ -349,12 +349,26 @@ coroutine_t.resume = function(co, ...)
   return unpack(r, 1, r.n)
 end
 
+-- Python callables are userdata to Lua: type() calls them functions, as Redis's C ones are.
+local pyfn = setmetatable({}, {__mode = "k"})
+local function mark(t)
+  for _, v in next, t do
+    if type(v) == "userdata" and not rawequal(v, null) then pyfn[v] = true end
+  end
+end
+mark(redis); mark(cjson); mark(cmsgpack); mark(struct); mark(bit)
+local function s_type(v)
+  local t = type(v)
+  if t == "userdata" and pyfn[v] then return "function" end
+  return t
+end
+
 local allowed = {
   string = string_t, table = table_t, math = math_t, os = os_t, coroutine = coroutine_t,
   cjson = cjson, bit = bit, struct = struct, cmsgpack = cmsgpack, redis = redis,
   xpcall = s_xpcall, tostring = tostring, setmetatable = s_setmetatable, next = s_next,
   assert = assert, tonumber = tonumber, rawequal = rawequal, collectgarbage = collectgarbage,
-  getmetatable = s_getmetatable, rawset = s_rawset, pcall = s_pcall, type = type,
+  getmetatable = s_getmetatable, rawset = s_rawset, pcall = s_pcall, type = s_type,
   select = select, unpack = s_unpack, gcinfo = gcinfo, pairs = s_pairs, rawget = s_rawget,
   loadstring = s_loadstring, ipairs = s_ipairs, _VERSION = "Lua 5.1", load = s_load,
   error = error,
@@ -383,6 +397,7 @@ if kind == "function" then
     LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
     REDIS_VERSION = py.version, REDIS_VERSION_NUM = py.version_num,
   }
+  mark(lredis)
   setmetatable(lredis, {__index = missing})
   local lp = {}
   setmetatable(lp, {__index = lredis, __newindex = ro_newindex, __metatable = false})

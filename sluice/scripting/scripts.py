@@ -31,6 +31,73 @@ class EvalScript:
         self.evictable = evictable
 
 
+def split_args(line: bytes) -> list[bytes] | None:
+    """Redis's sdssplitargs: words split on blanks, "double" quotes with escapes (\\n,
+    \\xHH ...) and 'single' quotes; None on unbalanced quotes."""
+    out: list[bytes] = []
+    i, n = 0, len(line)
+    while True:
+        while i < n and line[i] in b" \n\r\t\x0b\x0c":
+            i += 1
+        if i >= n:
+            return out
+        cur = bytearray()
+        inq = insq = False
+        while True:
+            if inq:
+                if i >= n:
+                    return None
+                c = line[i]
+                if c == 92 and i + 3 < n and line[i + 1] == 120 and _ishex(line[i + 2]) \
+                        and _ishex(line[i + 3]):
+                    cur.append(int(line[i + 2:i + 4], 16))
+                    i += 3
+                elif c == 92 and i + 1 < n:
+                    i += 1
+                    cur.append({110: 10, 114: 13, 116: 9, 98: 8, 97: 7}.get(line[i], line[i]))
+                elif c == 34:
+                    if i + 1 < n and line[i + 1] not in b" \n\r\t\x0b\x0c":
+                        return None
+                    inq = False
+                    i += 1
+                    break
+                else:
+                    cur.append(c)
+            elif insq:
+                if i >= n:
+                    return None
+                c = line[i]
+                if c == 92 and i + 1 < n and line[i + 1] == 39:
+                    i += 1
+                    cur.append(39)
+                elif c == 39:
+                    if i + 1 < n and line[i + 1] not in b" \n\r\t\x0b\x0c":
+                        return None
+                    insq = False
+                    i += 1
+                    break
+                else:
+                    cur.append(c)
+            else:
+                if i >= n:
+                    break
+                c = line[i]
+                if c in b" \n\r\t\x0b\x0c":
+                    break
+                if c == 34:
+                    inq = True
+                elif c == 39:
+                    insq = True
+                else:
+                    cur.append(c)
+            i += 1
+        out.append(bytes(cur))
+
+
+def _ishex(c: int) -> bool:
+    return 48 <= c <= 57 or 65 <= c <= 70 or 97 <= c <= 102
+
+
 def extract_shebang(body: bytes) -> tuple[int, int]:
     """(script flags, length of the shebang line) as evalExtractShebangFlags; no shebang is
     EVAL_COMPAT_MODE. Raises ScriptCompileError with Redis's message."""
@@ -39,7 +106,7 @@ def extract_shebang(body: bytes) -> tuple[int, int]:
     end = body.find(b"\n")
     if end < 0:
         raise ScriptCompileError(b"ERR Invalid script shebang")
-    parts = body[:end].split()
+    parts = split_args(body[:end])
     if not parts:
         raise ScriptCompileError(b"ERR Invalid engine in script shebang")
     if parts[0] != b"#!lua":

@@ -1,0 +1,176 @@
+"""EVAL, EVALSHA, SCRIPT and FUNCTION against redis-server 8.6.3: reply bytes compared in
+RESP2 and RESP3, for hand-picked scripts (conversions both ways, errors with their
+``script: <sha>, on @user_script:<line>.`` suffixes, sandbox escapes, the libraries) and for
+hypothesis-generated small scripts built from return values and redis.call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytestmark = pytest.mark.differential
+
+SCRIPTS = [
+    "return 1", "return -3.9", "return 'x'", "return true", "return false", "return nil",
+    "return {1, 2, {3, 'a'}, false, 5}", "return {1, nil, 3}", "return {ok='FINE'}",
+    "return {err='MYERR bad'}", "return redis.error_reply('E1 x')", "return redis.error_reply('x')",
+    "return redis.status_reply('OK2')", "return {double=3.5}", "return {big_number='123'}",
+    "return {map={a=1}}", "return {set={a=true}}",
+    "return {verbatim_string={format='txt', string='hi'}}",
+    "redis.setresp(3); return {double=1.5}", "redis.setresp(3); return true",
+    "redis.setresp(3); return false", "redis.setresp(3); return redis.call('get', 'nokey')",
+    "redis.setresp(3); return {map={k='v'}}", "redis.setresp(3); return {set={x=true}}",
+    "return redis.call('set', KEYS[1], ARGV[1])", "return redis.call('get', KEYS[1])",
+    "redis.call('set', KEYS[1], ARGV[1]); return redis.call('incr', KEYS[1])",
+    "return redis.call('get', 'nokey')", "return redis.call('nosuch')",
+    "return redis.pcall('nosuch')", "return redis.call('incr', 'a', 'b')",
+    "return redis.call('rpush', 'l', 'a', 'b'); ", "redis.call('rpush', 'l2', 'a'); "
+    "return redis.call('lrange', 'l2', 0, -1)",
+    "return redis.call('xadd', 's', '1-1', 'f', 'v')",
+    "redis.call('xadd', 's2', '1-1', 'f', 'v'); return redis.call('xrange', 's2', '-', '+')",
+    "redis.setresp(3); redis.call('xadd', 's3', '1-1', 'f', 'v'); "
+    "return redis.call('xread', 'streams', 's3', '0')",
+    "return redis.call('ping')", "return redis.pcall('select', 99)",
+    "return redis.call('select', 99)", "return a", "a = 1", "rawset(_G, 'a', 1)",
+    "setmetatable(_G, {})", "local g = getmetatable(_G); g.__index = {}",
+    "redis.call = function() end", "cjson.encode = 1", "getmetatable('').__index = 1",
+    "return loadstring(string.dump(function() return 1 end))()", "return print",
+    "return dofile", "return loadfile", "return require", "return io", "return setfenv",
+    "return os.execute()", "error('boom')", "error({err='CODE x'})",
+    "return pcall(function() error('x') end)",
+    "local ok, e = pcall(redis.call, 'nosuch'); return e",
+    "return cjson.encode({1, 2, {a=1}})", "return cjson.encode({})",
+    "return cjson.encode({a={1,2}, b='x/y'})", "return cjson.decode('[1,2,3]')",
+    "return cjson.decode('{')", "return cjson.encode({[1]=1,[15]=2})",
+    "return cjson.encode('a\\1\\127')", "return cjson.encode(1.5)",
+    "return cjson.encode(0.1)", "return cjson.encode(1e20)",
+    "return cmsgpack.pack({1, 2, 'x', {a=1}})", "return cmsgpack.pack(0.1, -1, 300, -300)",
+    "return cmsgpack.unpack(cmsgpack.pack({1,2,3}))",
+    "return {cmsgpack.unpack_one(cmsgpack.pack(1, 2), 0)}",
+    "return struct.pack('>I2i4', 258, -2)", "return {struct.unpack('<h', '\\255\\255')}",
+    "return struct.pack('q', 1)", "return bit.tohex(65535, -4)",
+    "return {bit.band(0xff, 0x0f), bit.bor(1, 2), bit.bxor(3, 1), bit.bnot(0)}",
+    "return {bit.lshift(1, 31), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.rol(1, 33)}",
+    "return bit.tobit(2^32 + 5)", "return redis.sha1hex('abc')",
+    "return redis.REDIS_VERSION", "return redis.REDIS_VERSION_NUM",
+    "return {KEYS[1], ARGV[1], #KEYS, #ARGV}", "return type(redis.call)",
+    "return redis.setresp(4)", "return redis.log(redis.LOG_WARNING)",
+    "return redis.call('get', 1.5)", "return redis.call('set', 'n', 3.0)",
+    "return tostring(1/0)", "return 1/0", "return 0/0", "return 2^63",
+    "return string.format('%d', 3)", "return #KEYS", "return redis.acl_check_cmd('get', 'x')",
+    "return redis.acl_check_cmd('nosuch')", "return redis.set_repl(7)",
+    "return redis.call('eval', 'return 1', 0)", "return redis.call('blpop', 'nolist', 0)",
+    "return coroutine.resume(coroutine.create(function() return redis.call('ping') end))",
+    "local t = {} t[1] = t return cmsgpack.pack(t)",
+]
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_script_reply(raw_pair: tuple[Any, Any], script: str) -> None:
+    ours, theirs = raw_pair
+    for c in (ours, theirs):
+        c.call("SCRIPT", "FLUSH")
+    args = ["EVAL", script, "1", "key1", "arg1"]
+    assert ours.call(*args) == theirs.call(*args), script
+
+
+FUNCTION_CASES = [
+    [["FUNCTION", "LOAD", "#!lua name=lib1\nredis.register_function('f1', function(k, a) "
+      "return {k[1], a[1]} end)"], ["FCALL", "f1", "1", "k", "a"], ["FCALL", "F1", "0"],
+     ["FCALL_RO", "f1", "0"], ["FUNCTION", "LIST"], ["FUNCTION", "LIST", "WITHCODE"],
+     ["FUNCTION", "STATS"], ["FUNCTION", "DELETE", "lib1"], ["FUNCTION", "DELETE", "lib1"]],
+    [["FUNCTION", "LOAD", "#!lua name=lib2\nredis.register_function{function_name='f2', "
+      "callback=function() return redis.call('set', 'x', 1) end, flags={'no-writes'}}"],
+     ["FCALL", "f2", "0"], ["FCALL_RO", "f2", "0"], ["FUNCTION", "LIST"]],
+    [["FUNCTION", "LOAD", "#!lua name=lib3\nredis.call('ping')"],
+     ["FUNCTION", "LOAD", "#!lua name=lib3\nreturn 1"],
+     ["FUNCTION", "LOAD", "#!lua name=lib3\nredis.register_function('f', 1)"],
+     ["FUNCTION", "LOAD", "#!lua\nredis.register_function('f', function() end)"],
+     ["FUNCTION", "LOAD", "#!nolua name=x\nredis.register_function('f', function() end)"],
+     ["FUNCTION", "LOAD", "#!lua name=a-b\nredis.register_function('f', function() end)"],
+     ["FUNCTION", "LOAD", "#!lua name=lib4\nlocal x = math.random()"],
+     ["FUNCTION", "LOAD", "#!lua name=lib5 foo=bar\n"], ["FUNCTION", "LOAD", "no shebang"],
+     ["FUNCTION", "LOAD", "#!lua name=lib6\nredis.register_function('f', function() end)\n"
+      "redis.register_function('f', function() end)"]],
+    [["EVAL", "#!lua flags=no-writes\nreturn redis.call('set', 'x', 1)", "0"],
+     ["EVAL", "#!lua flags=no-writes\nreturn redis.call('get', 'x')", "0"],
+     ["EVAL_RO", "return redis.call('set', 'x', 1)", "0"],
+     ["EVAL_RO", "#!lua\nreturn 1", "0"], ["EVAL", "#!lua flags=bogus\nreturn 1", "0"],
+     ["EVAL", "#!nolua\nreturn 1", "0"], ["EVAL", "#!lua", "0"],
+     ["EVAL", "#!lua foo=bar\nreturn 1", "0"]],
+    [["SCRIPT", "LOAD", "return 'hi'"], ["EVALSHA", "4b2e6e0ce5e8d1cd5e2e4e9e1c04b9e5d0b8d2e7", "0"],
+     ["EVALSHA", "short", "0"], ["SCRIPT", "EXISTS", "a", "b"], ["EVAL", "return 1", "x"],
+     ["EVAL", "return 1", "-1"], ["EVAL", "return 1", "2", "a"], ["SCRIPT", "FLUSH", "bad"],
+     ["SCRIPT", "KILL"], ["FUNCTION", "KILL"], ["SCRIPT", "HELP"], ["FUNCTION", "HELP"],
+     ["EVAL", "return 1 +", "0"], ["FUNCTION", "RESTORE", "bad"],
+     ["FUNCTION", "RESTORE", "x", "bad"]],
+]
+
+
+@pytest.mark.parametrize("steps", FUNCTION_CASES, ids=range(len(FUNCTION_CASES)))
+def test_functions_and_flags(raw_pair: tuple[Any, Any], steps: list[list[str]]) -> None:
+    ours, theirs = raw_pair
+    for c in (ours, theirs):
+        c.call("FUNCTION", "FLUSH")
+        c.call("SCRIPT", "FLUSH")
+    for argv in steps:
+        assert ours.call(*argv) == theirs.call(*argv), argv
+
+
+def test_function_dump_moves_between_servers(raw_pair: tuple[Any, Any]) -> None:
+    """A FUNCTION DUMP from Redis restores on Sluice and the other way round."""
+    ours, theirs = raw_pair
+    code = ("#!lua name=moved\nredis.register_function('mf', function(k, a) return 7 end)\n"
+            "redis.register_function{function_name='mf2', callback=function() return 8 end,"
+            " flags={'no-writes', 'allow-oom'}, description='two'}")
+    for c in (ours, theirs):
+        c.call("FUNCTION", "FLUSH")
+    theirs.call("FUNCTION", "LOAD", code)
+    dump = _bulk(theirs.call("FUNCTION", "DUMP"))
+    assert ours.call("FUNCTION", "RESTORE", dump) == b"+OK\r\n"
+    assert ours.call("FCALL", "mf", "0") == b":7\r\n"
+    assert ours.call("FCALL_RO", "mf2", "0") == theirs.call("FCALL_RO", "mf2", "0")
+    # FUNCTION LIST's order of functions is a dict's (nondeterministic_output_order)
+    assert ours.call("FUNCTION", "LIST", "LIBRARYNAME", "nomatch") == \
+        theirs.call("FUNCTION", "LIST", "LIBRARYNAME", "nomatch")
+    assert _bulk(ours.call("FUNCTION", "DUMP")) == dump
+    theirs.call("FUNCTION", "FLUSH")
+    assert theirs.call("FUNCTION", "RESTORE", _bulk(ours.call("FUNCTION", "DUMP"))) == b"+OK\r\n"
+    for policy in ("APPEND", "REPLACE", "FLUSH"):
+        assert ours.call("FUNCTION", "RESTORE", dump, policy) == \
+            theirs.call("FUNCTION", "RESTORE", dump, policy), policy
+    for c in (ours, theirs):
+        c.call("FUNCTION", "FLUSH")
+
+
+def _bulk(reply: bytes) -> bytes:
+    head, _, rest = reply.partition(b"\r\n")
+    assert head.startswith(b"$"), reply
+    return rest[:int(head[1:])]
+
+
+_VALUES = st.sampled_from([
+    "1", "0", "-7", "2.5", "-0.5", "'s'", "''", "true", "false", "nil", "{}", "{1,2}",
+    "{ok='S'}", "{err='E x'}", "{double=0.25}", "{map={x=1}}", "{set={y=true}}",
+    "redis.call('get', KEYS[1])", "redis.call('incr', KEYS[1])", "redis.pcall('nosuch')",
+    "redis.call('set', KEYS[1], ARGV[1])", "redis.call('exists', KEYS[1])",
+    "redis.call('lpush', 'list', ARGV[1])", "redis.call('lrange', 'list', 0, -1)",
+    "redis.call('ttl', KEYS[1])", "{big_number='12345678901234567890'}",
+])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(resp=st.sampled_from(["", "redis.setresp(3); "]),
+       values=st.lists(_VALUES, min_size=1, max_size=4), nest=st.booleans())
+def test_generated_scripts(raw_pair: tuple[Any, Any], resp: str, values: list[str],
+                           nest: bool) -> None:
+    ours, theirs = raw_pair
+    body = ", ".join(values)
+    script = resp + (f"return {{{body}}}" if nest else f"return {values[0]}")
+    for c in (ours, theirs):
+        c.call("DEL", "k", "list")
+    args = ["EVAL", script, "1", "k", "v"]
+    assert ours.call(*args) == theirs.call(*args), script
