@@ -204,16 +204,31 @@ def script_help(ctx: Any, args: Args) -> Any:
     return _help("SCRIPT", _SCRIPT_HELP)
 
 
-def _flush_mode(args: Args, error: str) -> None:
+_LAZYFREE_THRESHOLD = 64
+
+
+def _flush_mode(args: Args, error: str) -> bool:
+    """Whether the flush is ASYNC (an argument, or lazyfree-lazy-user-flush)."""
     if args:
         mode = args.next_upper()
         if mode not in (b"ASYNC", b"SYNC") or args:
             raise CommandError(error)
+        return mode == b"ASYNC"
+    return False
+
+
+def _lazyfreed(ctx: Any, n: int) -> None:
+    """Redis frees a big script cache or library set in its lazyfree thread and counts the
+    objects in INFO lazyfreed_objects; we free at once, and count the same."""
+    if n > _LAZYFREE_THRESHOLD:
+        ctx.server.stats["lazyfreed_objects"] += n
 
 
 def script_flush(ctx: Any, args: Args) -> Any:
-    _flush_mode(args, SCRIPT_FLUSH_MODE)
-    ctx.server.scripting.scripts.flush()
+    scripts = ctx.server.scripting.scripts
+    if _flush_mode(args, SCRIPT_FLUSH_MODE):
+        _lazyfreed(ctx, len(scripts.cache))
+    scripts.flush()
     return OK
 
 
@@ -326,8 +341,10 @@ def function_delete(ctx: Any, args: Args) -> Any:
 def function_flush(ctx: Any, args: Args) -> Any:
     if len(args) > 1:
         raise subcommand_syntax(ctx.argv[1], "function")
-    _flush_mode(args, FUNCTION_FLUSH_MODE)
-    ctx.server.scripting.libraries.flush()
+    libraries = ctx.server.scripting.libraries
+    if _flush_mode(args, FUNCTION_FLUSH_MODE) and len(libraries.functions) > _LAZYFREE_THRESHOLD:
+        _lazyfreed(ctx, len(libraries.functions) + 1)  # the functions and the engine
+    libraries.flush()
     ctx.server.dirty += 1  # logged to the AOF, counted as a change
     return OK
 
