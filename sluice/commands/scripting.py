@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sluice.protocol import OK, Map, NULL_ARRAY, Raw, Set, SimpleString
+from sluice.protocol import NULL_ARRAY, OK, Map, Raw, Set, SimpleString
 from sluice.scripting.engine import (
     ALLOW_OOM,
     EVAL_COMPAT_MODE,

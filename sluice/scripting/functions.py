@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from sluice.storage.rdb_codec import Reader, RdbError, crc64, enc_string
+from sluice.storage.rdb_codec import RdbError, Reader, crc64, enc_string
 
 from .engine import FLAG_NAMES
 from .scripts import split_args
@@ -112,8 +112,7 @@ class FunctionLibraries:
         """FUNCTION LOAD: the library's name; LibraryError with Redis's message."""
         _, name, _ = parse_metadata(code)
         old = self.libraries.get(name)
-        if old is not None and not replace:
-            if _valid_name(name):
+        if old is not None and not replace and _valid_name(name):
                 raise LibraryError(b"ERR Library '" + name + b"' already exists")
         lib = self._compile(code, timeout_ms)
         old = self.libraries.get(lib.name)

@@ -99,7 +99,7 @@ def _tohex(a: tuple[Any, ...], f: str) -> bytes:
         n = -n
     if n > 8:
         n = 8
-    digits = "%0*x" % (n, b & ((1 << (4 * n)) - 1)) if n else ""
+    digits = format(b & ((1 << (4 * n)) - 1), f"0{n}x") if n else ""
     out = digits[-n:] if n else ""
     return (out.upper() if upper else out).encode()
 
