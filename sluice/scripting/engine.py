@@ -93,7 +93,9 @@ class ScriptError(Exception):
 class ScriptHost(Protocol):
     """What the engine needs from the server (implemented in ``server/scripting.py``)."""
 
-    busy_reply_threshold: int  # ms; 0 = no hook
+    @property
+    def busy_reply_threshold(self) -> int:
+        """busy-reply-threshold in ms; 0 = no hook."""
 
     def script_call(self, run: ScriptRun, argv: list[bytes]) -> Any:
         """Run one command for a script; its reply, or raise ``ScriptError``."""
