@@ -1,0 +1,147 @@
+"""The Lua engine on its own: a fake host, the sandbox's walls, the libraries, conversions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sluice.protocol import ErrorReply, Raw
+from sluice.scripting.engine import LuaEngine, ScriptError, ScriptRun
+from sluice.scripting.lib_bit import FUNCTIONS as BIT
+from sluice.scripting.lib_struct import pack, size, unpack
+from sluice.scripting.scripts import extract_shebang, split_args
+
+
+class Host:
+    busy_reply_threshold = 5000
+
+    def __init__(self) -> None:
+        self.calls: list[list[bytes]] = []
+        self.logged: list[tuple[int, bytes]] = []
+
+    def script_call(self, run: ScriptRun, argv: list[bytes]) -> Any:
+        self.calls.append(argv)
+        if argv[0] == b"get":
+            return b"value"
+        if argv[0] == b"fail":
+            return ErrorReply(b"ERR failed")
+        raise ScriptError(b"Unknown Redis command called from script")
+
+    def script_busy(self, run: ScriptRun) -> None:
+        pass
+
+    def acl_check_cmd(self, run: ScriptRun, argv: list[bytes]) -> bytes | bool:
+        return True
+
+    def script_log(self, level: int, message: bytes) -> None:
+        self.logged.append((level, message))
+
+    def deprecated_api(self) -> bool:
+        return False
+
+
+class Caller:
+    resp3 = False
+
+
+@pytest.fixture(scope="module")
+def engine() -> LuaEngine:
+    return LuaEngine("eval", Host())
+
+
+def run(engine: LuaEngine, src: str, keys: tuple[bytes, ...] = (), args: tuple[bytes, ...] = ()
+        ) -> Any:
+    fn, err = engine.compile(src.encode())
+    assert fn is not None, err
+    return engine.call(ScriptRun(Caller(), Caller(), b"f" * 40, True, False, False), fn,
+                       list(keys), list(args))
+
+
+def test_values_and_conversions(engine: LuaEngine) -> None:
+    assert run(engine, "return 1") == 1
+    assert run(engine, "return 3.99") == 3
+    assert run(engine, "return 'x'") == b"x"
+    assert run(engine, "return nil") is None
+    assert run(engine, "return {1, 'a', {true, false}, nil, 9}") == \
+        Raw(b"*3\r\n:1\r\n$1\r\na\r\n*2\r\n:1\r\n$-1\r\n")
+    assert run(engine, "return KEYS[1] .. ARGV[1]", (b"k",), (b"a",)) == b"ka"
+    assert run(engine, "return redis.call('get', 'k')") == b"value"
+
+
+@pytest.mark.parametrize("src,message", [
+    ("return x", b"Script attempted to access nonexistent global variable 'x'"),
+    ("x = 1", b"user_script:1: Attempt to modify a readonly table"),
+    ("rawset(_G, 'x', 1)", b"ERR Attempt to modify a readonly table script:"),
+    ("setmetatable(_G, {})", b"ERR Attempt to modify a readonly table"),
+    ("getmetatable(_G).__index = {}", b"Attempt to modify a readonly table"),
+    ("getmetatable('').__index = {}", b"Attempt to modify a readonly table"),
+    ("redis.call = 1", b"Attempt to modify a readonly table"),
+    ("string.rep = 1", b"Attempt to modify a readonly table"),
+    ("table.insert(cjson, 1)", b"Attempt to modify a readonly table"),
+    ("return loadstring(string.dump(function() return 1 end))()",
+     b"attempt to call a nil value"),
+    ("return setfenv", b"nonexistent global variable 'setfenv'"),
+    ("return getfenv", b"nonexistent global variable 'getfenv'"),
+    ("return newproxy", b"nonexistent global variable 'newproxy'"),
+    ("return debug", b"nonexistent global variable 'debug'"),
+    ("return python", b"nonexistent global variable 'python'"),
+    ("return io", b"nonexistent global variable 'io'"),
+    ("return require", b"nonexistent global variable 'require'"),
+    ("return os.execute()", b"attempt to call field 'execute'"),
+    ("return redis.call.__globals__", b"access denied"),
+    ("local t = {} for i = 1, 1e9 do t[i] = i end", b"not enough memory"),
+    ("return redis.call('nosuch')",
+     b"ERR Unknown Redis command called from script script: " + b"f" * 40
+     + b", on @user_script:1."),
+])
+def test_escapes_fail_with_redis_errors(engine: LuaEngine, src: str, message: bytes) -> None:
+    reply = run(engine, src)
+    text = bytes(reply)
+    assert message in text, text
+    assert run(engine, "return 'still alive'") == b"still alive"
+
+
+def test_escape_via_loadstring_gets_the_sandbox(engine: LuaEngine) -> None:
+    """Code loaded at run time and code in coroutines see the same locked globals."""
+    assert b"readonly" in bytes(run(engine, "loadstring('y = 1')()"))
+    assert b"nonexistent" in bytes(run(engine, "return loadstring('return debug')()"))
+    out = run(engine, "local co = coroutine.create(function() return io end) "
+                      "local ok, e = coroutine.resume(co) return e")
+    assert b"nonexistent global variable 'io'" in out
+
+
+def test_pcall_returns_the_error_string(engine: LuaEngine) -> None:
+    assert run(engine, "local ok, e = pcall(redis.call, 'nosuch') return e") == \
+        b"ERR Unknown Redis command called from script"
+    assert run(engine, "return redis.pcall('fail')") == Raw(b"-ERR failed\r\n")
+
+
+def test_random_is_redis_lrand48(engine: LuaEngine) -> None:
+    a = run(engine, "math.randomseed(42) return tostring(math.random())")
+    b = run(engine, "math.randomseed(42) return tostring(math.random())")
+    c = run(engine, "return tostring(math.random())")
+    assert a == b != c
+
+
+def test_cjson(engine: LuaEngine) -> None:
+    assert run(engine, "return cjson.encode({1, 2, {a='x/y'}})") == b'[1,2,{"a":"x\\/y"}]'
+    assert run(engine, "return cjson.encode({})") == b"{}"
+    assert run(engine, "return cjson.encode(0.1)") == b"0.1"
+    assert b"excessively sparse" in bytes(run(engine, "return cjson.encode({[1]=1, [20]=2})"))
+    assert run(engine, "cjson.decode_array_with_array_mt(true) "
+                       "local r = cjson.encode(cjson.decode('[]')) "
+                       "cjson.decode_array_with_array_mt(false) return r") == b"[]"
+    assert b"readonly" in bytes(run(engine, "cjson.decode_array_with_array_mt(true) "
+                                            "getmetatable(cjson.decode('[]')).x = 1"))
+
+
+def test_struct_bit_and_shebang() -> None:
+    assert pack(b">I2i4", 258, -2) == (False, b"\x01\x02\xff\xff\xff\xfe")
+    assert unpack(b"<h", b"\xff\xff") == (False, 2, -1, 3)
+    assert size(b"i") == (False, 4)
+    assert BIT["tohex"](65535, -4) == (False, b"FFFF")
+    assert BIT["bnot"](0) == (False, -1)
+    assert BIT["tobit"](2**32 + 5) == (False, 5)
+    assert extract_shebang(b"#!lua flags=no-writes,allow-oom\nreturn 1") == (3, 31)
+    assert split_args(b'#!lua name="a b"') == [b"#!lua", b"name=a b"]
