@@ -110,7 +110,9 @@ class FunctionLibraries:
 
     def load(self, code: bytes, replace: bool, timeout_ms: int = LOAD_TIMEOUT_MS) -> bytes:
         """FUNCTION LOAD: the library's name; LibraryError with Redis's message."""
-        _, name, _ = parse_metadata(code)
+        engine_name, name, _ = parse_metadata(code)
+        if _valid_name(name) and engine_name.upper() != b"LUA":
+            raise LibraryError(b"ERR Engine '" + engine_name + b"' not found")
         old = self.libraries.get(name)
         if old is not None and not replace and _valid_name(name):
                 raise LibraryError(b"ERR Library '" + name + b"' already exists")
