@@ -1,5 +1,5 @@
-"""Server administration: CONFIG, SLOWLOG, LATENCY, MONITOR, SHUTDOWN, DEBUG, and the
-scripting commands, which answer that scripting is not available yet.
+"""Server administration: CONFIG, SLOWLOG, LATENCY, MONITOR, SHUTDOWN and DEBUG (scripting is
+in scripting.py; SHUTDOWN NOSAVE also stops a server busy in a script).
 
 * CONFIG works over ``ctx.server.config`` (``server/config.py``): GET matches globs, SET
   validates every pair before applying any (``set_many``) and runtime effects run from the
