@@ -114,9 +114,22 @@ local function s_ipairs(t)
   if r then return ipairs(r) end
   return ipairs(t)
 end
-local function s_unpack(t, ...)
-  local r = real[t]
-  return unpack(r or t, ...)
+-- unpack: Lua 5.1.5's computes the count in a C int, so a huge range overflows it and
+-- crashes the process; Redis's copy checks it. So do we, before calling the real one.
+local function s_unpack(t, i, j)
+  if type(t) ~= "table" then
+    error("bad argument #1 to 'unpack' (table expected, got " ..
+          (t == nil and "no value" or type(t)) .. ")", 2)
+  end
+  local r = real[t] or t
+  i = i == nil and 1 or tonumber(i)
+  j = j == nil and #r or tonumber(j)
+  if i == nil or j == nil then error("bad argument to 'unpack' (number expected)", 2) end
+  i, j = floor(i), floor(j)
+  if i > j then return end
+  local n = j - i + 1
+  if n >= 2147483647 or n > 7990 then error("too many results to unpack", 2) end
+  return unpack(r, i, j)
 end
 local function guard_table(fn)
   return function(t, ...)
