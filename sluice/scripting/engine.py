@@ -48,7 +48,7 @@ FLAG_NAMES: tuple[tuple[int, bytes], ...] = (
 )
 PROPAGATE_AOF, PROPAGATE_REPL = 1, 2
 
-KILLED_MESSAGE = b"ERR Script killed by user with SCRIPT KILL..."
+KILLED_MESSAGE = b"Script killed by user with SCRIPT KILL..."
 DEFAULT_MAX_MEMORY = 1 << 30
 
 

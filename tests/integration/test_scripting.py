@@ -1,10 +1,16 @@
 """Scripting over a real socket with redis-py, RESP2 and RESP3: EVAL/EVALSHA, functions,
-redis-py's Lock (acquire, extend, release: all scripts), effects in the AOF, MONITOR."""
+redis-py's Lock (acquire, extend, release: all scripts), scripts that do not block, and a busy
+script served from the Lua hook (BUSY for others, SCRIPT KILL)."""
 
 from __future__ import annotations
 
+import threading
+from typing import Any
+
 import pytest
 import redis
+
+from tests.support import wait_until
 
 
 def test_eval_and_evalsha(rr: redis.Redis) -> None:
@@ -60,3 +66,40 @@ def test_script_writes_wake_blocked_readers_after_the_script(r: redis.Redis) -> 
 
 def test_script_does_not_block(r: redis.Redis) -> None:
     assert r.eval("return redis.call('blpop', 'nolist', 0)", 0) is None
+
+
+def test_busy_script_answers_busy_and_can_be_killed(make_server: Any) -> None:
+    """Past busy-reply-threshold other clients (old and new connections) get BUSY, and
+    SCRIPT KILL stops the script: the event loop is served from the Lua hook."""
+    server = make_server("busy-reply-threshold 100")
+    runner = redis.Redis(port=server.port, protocol=2)
+    other = redis.Redis(port=server.port, protocol=2)
+    other.ping()
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            runner.eval("local a = 0 while true do a = a + 1 end", 0)
+        except redis.ResponseError as e:
+            result["error"] = str(e)
+
+    t = threading.Thread(target=run)
+    t.start()
+    wait_until(lambda: _busy(other))
+    fresh = redis.Redis(port=server.port, protocol=2)
+    with pytest.raises(redis.ResponseError,
+                       match="BUSY Redis is busy running a script"):
+        fresh.set("x", 1)
+    assert other.execute_command("SCRIPT", "KILL") in (True, b"OK")
+    t.join(10)
+    assert result["error"].startswith("Script killed by user with SCRIPT KILL...")
+    assert other.ping()
+    assert fresh.ping()
+
+
+def _busy(client: redis.Redis) -> bool:
+    try:
+        client.ping()
+    except redis.ResponseError as e:
+        return "BUSY" in str(e)
+    return False
