@@ -37,6 +37,7 @@ from sluice.protocol import (
 from sluice.protocol.encoder import encode_into, format_double
 
 _LLONG_MIN = -(2**63)
+MAX_DEPTH = 200  # nesting of a script's reply (Redis's limit is its Lua stack, ~4000 levels)
 
 
 def lua_number_to_int(v: float) -> int:
@@ -189,8 +190,14 @@ class Converter:
     # -- script result -> reply --------------------------------------------------------------
 
     def lua_to_resp(self, v: Any, out: bytearray, resp3: bool, script_resp3: bool,
-                    errors: list[tuple[bytes, bool]] | None = None) -> None:
-        """Append the reply for Lua value ``v`` to ``out`` (caller's protocol ``resp3``)."""
+                    errors: list[tuple[bytes, bool]] | None = None, depth: int = 0) -> None:
+        """Append the reply for Lua value ``v`` to ``out`` (caller's protocol ``resp3``).
+
+        Nesting deeper than ``MAX_DEPTH`` ends in "-ERR reached lua stack limit", as Redis's
+        conversion stops when its Lua stack runs out (a table that contains itself)."""
+        if depth > MAX_DEPTH:
+            out += b"-ERR reached lua stack limit\r\n"
+            return
         t = type(v)
         if t is bytes:
             encode_into(out, v, resp3)
@@ -204,17 +211,17 @@ class Converter:
         elif v is None or lupa.lua_type(v) != "table":
             encode_into(out, None, resp3)
         else:
-            self._table_to_resp(v, out, resp3, script_resp3, errors)
+            self._table_to_resp(v, out, resp3, script_resp3, errors, depth + 1)
 
     def _table_to_resp(self, v: Any, out: bytearray, resp3: bool, script_resp3: bool,
-                       errors: list[tuple[bytes, bool]] | None) -> None:
+                       errors: list[tuple[bytes, bool]] | None, depth: int) -> None:
         shape = self.shape(v)
         kind = shape[0]
         if kind == b"array":
             arr, n = shape[1], shape[2]
             out += b"*%d\r\n" % n
             for i in range(1, n + 1):
-                self.lua_to_resp(arr[i], out, resp3, script_resp3, errors)
+                self.lua_to_resp(arr[i], out, resp3, script_resp3, errors, depth)
         elif kind == b"err":
             msg = _one_line(shape[1])
             out += b"-" + msg + b"\r\n"
@@ -238,13 +245,13 @@ class Converter:
             ks, xs, n = shape[1], shape[2], shape[3]
             out += (b"%%%d\r\n" % n) if resp3 else (b"*%d\r\n" % (2 * n))
             for i in range(1, n + 1):
-                self.lua_to_resp(ks[i], out, resp3, script_resp3, errors)
-                self.lua_to_resp(xs[i], out, resp3, script_resp3, errors)
+                self.lua_to_resp(ks[i], out, resp3, script_resp3, errors, depth)
+                self.lua_to_resp(xs[i], out, resp3, script_resp3, errors, depth)
         elif kind == b"set":
             ks, n = shape[1], shape[2]
             out += (b"~%d\r\n" % n) if resp3 else (b"*%d\r\n" % n)
             for i in range(1, n + 1):
-                self.lua_to_resp(ks[i], out, resp3, script_resp3, errors)
+                self.lua_to_resp(ks[i], out, resp3, script_resp3, errors, depth)
 
 
 def _one_line(s: bytes) -> bytes:

@@ -114,6 +114,11 @@ local function s_ipairs(t)
   if r then return ipairs(r) end
   return ipairs(t)
 end
+local unpack_long
+unpack_long = function(t, i, j)
+  if i > j then return end
+  return rawget(t, i), unpack_long(t, i + 1, j)
+end
 -- unpack: Lua 5.1.5's computes the count in a C int, so a huge range overflows it and
 -- crashes the process; Redis's copy checks it. So do we, before calling the real one.
 local function s_unpack(t, i, j)
@@ -128,7 +133,8 @@ local function s_unpack(t, i, j)
   i, j = floor(i), floor(j)
   if i > j then return end
   local n = j - i + 1
-  if n >= 2147483647 or n > 7990 then error("too many results to unpack", 2) end
+  if n >= 2147483647 or n > 7999 then error("too many results to unpack", 2) end
+  if n > 7000 then return unpack_long(r, i, j) end  -- past what unpack's C frame can hold
   return unpack(r, i, j)
 end
 local function guard_table(fn)
