@@ -587,8 +587,11 @@ class LuaEngine:
             return ErrorReply(b"ERR Error running script " + run.funcname + b", "
                               + text[:100])
         shape = self.shape(value)
-        msg = shape[1] if shape[0] == b"err" else b"ERR unknown error"
-        source, line = shape[2], shape[3]
+        if shape[0] == b"err":
+            msg, source, line = shape[1], shape[2], shape[3]
+        else:
+            msg = b"ERR unknown error"
+            source, line = self.env[b"errinfo"](value)
         if source is not None and line is not None:
             if type(line) is float:
                 line = int(line)

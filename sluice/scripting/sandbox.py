@@ -553,6 +553,11 @@ function E.shape(v)
   return "array", arr, n
 end
 
+-- An error object that is not {err=...}: where it was raised (the handler added those).
+function E.errinfo(t)
+  return rawget(t, "source"), rawget(t, "line")
+end
+
 -- A table's raw contents as two arrays (the libraries read tables without metamethods).
 function E.items(t)
   local ks, vs, n = {}, {}, 0

@@ -93,6 +93,8 @@ def test_values_and_conversions(engine: LuaEngine) -> None:
     ("local t = {} for i = 1, 1e9 do t[i] = i end", b"not enough memory"),
     # Lua 5.1.5's unpack overflows its count and crashes the process on this range
     ("return {unpack({1,2,3}, -2, 2147483647)}", b"too many results to unpack"),
+    ("error({})", b"ERR unknown error script: " + b"f" * 40 + b", on @user_script:1."),
+    ("error({err='ERR table error'})", b"ERR table error script: "),
     ("return redis.call('nosuch')",
      b"ERR Unknown Redis command called from script script: " + b"f" * 40
      + b", on @user_script:1."),
