@@ -201,16 +201,11 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         if denied is not None:
             reject(server, client, denied, cmd)
             return
-    if server.script_busy and not cmd.flags & F.ALLOW_BUSY:
-        # A script past busy-reply-threshold is running (the BusyPump serves us meanwhile)
-        busy = server.scripting.busy_error()
-        if busy is not None:
-            if client.multi is not None:
-                client.multi_error = True
-            cmd.rejected_calls += 1
-            server.count_error(b"BUSY")
-            client.add_reply(busy)
-            return
+    if server.script_busy and not cmd.flags & F.ALLOW_BUSY and server.scripting.run is not None:
+        # A script past busy-reply-threshold runs (BusyPump serves us from its hook): BUSY,
+        # through reject() so an EXEC is aborted with it (EXECABORT ... BUSY), as Redis
+        reject(server, client, CommandError(server.scripting.busy_error_text()), cmd)
+        return
     if server.disk_error is not None and (cmd.flags & F.WRITE or cmd.name == "ping"):
         # Redis's writeCommandsDeniedByDiskError: refuse writes (and PING) until the disk heals
         reject(server, client, CommandError(server.disk_error), cmd)
