@@ -323,14 +323,13 @@ def shutdown(ctx: Context, args: Args) -> Reply:
             raise CommandError(SYNTAX)
         raise CommandError(NO_SHUTDOWN)  # a shutdown never waits here: none to abort
     server = ctx.server
-    run = server.scripting.run
-    if run is not None and run.timedout:
+    busy = server.scripting.busy_error()
+    if busy is not None:
         # Only SHUTDOWN NOSAVE may stop a server busy in a script: the script is killed
         # (it never completes) and the server stops after it unwinds.
         if save is not False:
-            raise CommandError(server.scripting.busy_error_text())
-        run.killed = True
-        run.shutdown = True
+            raise CommandError(busy)
+        server.scripting.kill(None)
         log.warning("User requested shutdown...")
         server.request_shutdown()
         ctx.closing = True

@@ -22,7 +22,9 @@ The map (details on each member below):
 * the connection itself: ``id``, ``argv``, ``cmd``, ``name``, ``user``, ``multi`` ...;
 * the server, through ``ctx.server`` (a ``ServerFacade``): settings (``config``, a
   ``Settings``), the keyspace and the command table, stats, other clients, WATCH and EXEC,
-  pub/sub, persistence, the slow log and LATENCY, ACL users, pausing and shutting down.
+  pub/sub, persistence, the slow log and LATENCY, ACL users, pausing and shutting down,
+  scripting (``scripting``, a ``Scripting``; and ``call``, dispatch's choke point, through
+  which a script's ``redis.call`` runs its commands).
 
 ``ServerFacade`` is generic in the client type ``C``: inside a handler ``ctx.server`` is a
 ``ServerFacade[Context]`` (other clients are ``Context`` too, for CLIENT LIST/KILL/UNBLOCK);
@@ -60,8 +62,9 @@ from .spec import Cmd
 __all__ = [
     "BLOCKED", "REPLY_OFF", "REPLY_ON", "REPLY_SKIP", "REPLY_SKIP_NEXT", "Acl", "AclCommands",
     "AclLogEntry", "AclSelector", "AclUser", "Aof", "BlockedOn", "Blocked", "Blocking",
-    "Command", "Context", "Latency", "Persistence", "PubSub", "Reply", "ServerFacade",
-    "Settings", "SlowlogEntry", "command_name", "user_key",
+    "Command", "Context", "FunctionInfo", "Latency", "LibraryInfo", "Persistence", "PubSub",
+    "Reply", "RunningScript", "Scripting", "ServerFacade", "Settings", "SlowlogEntry",
+    "command_name", "user_key",
 ]
 
 C = TypeVar("C")  # the client type: Context for handlers, server.client.Client for the server
@@ -131,6 +134,12 @@ class Settings(Protocol):
     def latency_monitor_threshold(self) -> int: ...  # LATENCY's threshold in ms (0: off)
     @property
     def config_file(self) -> str | None: ...  # the file CONFIG REWRITE writes, if any
+    @property
+    def busy_reply_threshold(self) -> int: ...  # ms a script runs before others get BUSY
+    @property
+    def lua_enable_deprecated_api(self) -> bool: ...  # setfenv/getfenv/newproxy in scripts
+    @property
+    def loglevel(self) -> str: ...  # debug | verbose | notice | warning | nothing
 
     def get_matching(self, patterns: Sequence[bytes]) -> dict[bytes, bytes]: ...  # CONFIG GET
     def set_many(self, pairs: list[tuple[bytes, list[bytes]]], *,
@@ -299,6 +308,75 @@ class Acl(Protocol[C_contra]):
     def clear_log(self) -> None: ...  # ACL LOG RESET
     def load_file(self, current: C_contra | None = None) -> str | None: ...  # errors, or None
     def save_file(self) -> bool: ...  # ACL SAVE
+    def add_log(self, client: C_contra, reason: int, context: bytes, obj: bytes,
+                username: bytes, cmd: Command | None = None,
+                ) -> None: ...  # an ACL LOG entry (context lua: ``cmd`` is the script's)
+
+
+class RunningScript(Protocol):
+    """The script or function running now (``scripting.engine.ScriptRun``)."""
+
+    @property
+    def funcname(self) -> bytes: ...  # an EVAL script's SHA1, or the function's name
+    @property
+    def argv(self) -> list[bytes]: ...  # the command that runs it (FUNCTION STATS)
+    @property
+    def eval_mode(self) -> bool: ...  # EVAL (SCRIPT KILL) rather than FCALL (FUNCTION KILL)
+
+    def duration_ms(self) -> int: ...  # how long it has run
+
+
+class FunctionInfo(Protocol):
+    """A function of a library (``scripting.functions.Function``), as FUNCTION LIST shows it."""
+
+    @property
+    def name(self) -> bytes: ...  # as registered
+    @property
+    def desc(self) -> bytes | None: ...  # its description, if one was given
+    @property
+    def flag_names(self) -> list[bytes]: ...  # no-writes, allow-oom ...
+
+
+class LibraryInfo(Protocol):
+    """A function library (``scripting.functions.Library``)."""
+
+    @property
+    def name(self) -> bytes: ...  # from ``#!lua name=<lib>``
+    @property
+    def engine(self) -> bytes: ...  # LUA
+    @property
+    def code(self) -> bytes: ...  # as loaded
+    @property
+    def functions(self) -> Mapping[bytes, FunctionInfo]: ...  # by name, in registration order
+
+
+class Scripting(Protocol[C_contra]):
+    """EVAL's script cache, the function libraries and the running script
+    (``scripting.runner.Scripting``, docs/scripting.md). Errors raise ``CommandError``."""
+
+    @property
+    def running(self) -> RunningScript | None: ...  # the script running now (from its hook)
+    @property
+    def libraries(self) -> Sequence[LibraryInfo]: ...  # in load order
+    @property
+    def function_count(self) -> int: ...  # functions over all libraries
+
+    def eval(self, caller: C_contra, body: bytes, evalsha: bool, read_only: bool,
+             keys: list[bytes], args: list[bytes]) -> Reply: ...  # EVAL[SHA][_RO]: its reply
+    def fcall(self, caller: C_contra, name: bytes, read_only: bool, keys: list[bytes],
+              args: list[bytes]) -> Reply: ...  # FCALL[_RO]: its reply
+    def find_function(self, name: bytes) -> FunctionInfo | None: ...  # FCALL's (any case)
+    def declared_flags(self, kind: str, ref: bytes) -> int | None: ...  # a script's flags
+    def script_load(self, body: bytes) -> bytes: ...  # SCRIPT LOAD: the SHA1
+    def script_exists(self, sha: bytes) -> bool: ...  # SCRIPT EXISTS, one SHA1
+    def script_flush(self) -> int: ...  # SCRIPT FLUSH: scripts dropped
+    def kill(self, eval_mode: bool | None) -> None: ...  # SCRIPT/FUNCTION KILL; None: SHUTDOWN
+    def busy_error(self) -> str | None: ...  # BUSY text while a script is past its threshold
+    def function_load(self, code: bytes, replace: bool) -> bytes: ...  # the library's name
+    def function_delete(self, name: bytes) -> None: ...  # FUNCTION DELETE
+    def function_flush(self) -> int: ...  # FUNCTION FLUSH: functions dropped
+    def function_dump(self) -> bytes: ...  # FUNCTION DUMP's payload
+    def function_restore(self, payload: bytes, policy: bytes) -> None: ...  # FLUSH|APPEND|REPLACE
 
 
 class ServerFacade(Protocol[C]):
@@ -354,6 +432,14 @@ class ServerFacade(Protocol[C]):
     def reset_stats(self) -> None: ...  # CONFIG RESETSTAT
     def info_section(self, name: str) -> Mapping[str, object]: ...  # INFO's fields of a section
     def note_stream(self, db: Database, key: bytes) -> None: ...  # a stream got a Sluice policy
+    @property
+    def scripting(self) -> Scripting[C]: ...  # EVAL and functions
+    @property
+    def disk_error(self) -> str | None: ...  # MISCONF text while writes are refused
+    def call(self, client: C, cmd: Command,
+             argv: list[bytes]) -> Reply: ...  # run a command as ``client`` (redis.call)
+    def count_error(self, message: bytes) -> None: ...  # an error refused outside ``call``
+    def feed_monitors(self, client: C, argv: list[bytes]) -> None: ...  # a MONITOR line
 
 
 class Context(Protocol):

@@ -60,7 +60,6 @@ NOPROTO = "NOPROTO unsupported protocol version"
 UNBLOCKED = "UNBLOCKED client unblocked via CLIENT UNBLOCK"
 UNBLOCKED_ERROR = ErrorReply(UNBLOCKED.encode())  # CLIENT UNBLOCK ... ERROR's reply
 MAX_CLIENTS = "ERR max number of clients reached"
-SCRIPTING_UNAVAILABLE = "ERR scripting is not available in this version of Sluice yet"
 
 # ACL (Redis 7.2+ wording, the newest documented; 7.0 said "this user has no permissions...").
 # The bytes ones are formatted with user names, which are arbitrary bytes.
@@ -452,3 +451,41 @@ GEO_ANY_WITHOUT_COUNT = "ERR the ANY argument requires COUNT argument"
 SORT_BY_ACL = "ERR BY option of SORT denied due to insufficient ACL permissions."
 SORT_GET_ACL = "ERR GET option of SORT denied due to insufficient ACL permissions."
 SORT_NOT_DOUBLE = "ERR One or more scores can't be converted into double"
+
+# Scripting (eval.c, functions.c, script.c of redis-server 8.6.3; commands/scripting.py and
+# sluice/scripting/)
+NOSCRIPT = "NOSCRIPT No matching script. Please use EVAL."
+NUMKEYS_TOO_BIG = "ERR Number of keys can't be greater than number of args"
+NUMKEYS_NEGATIVE = "ERR Number of keys can't be negative"
+FCALL_NUMKEYS = "ERR Bad number of keys provided"
+RO_WITH_WRITE_FLAG = "ERR Can not execute a script with write flag using *_ro command."
+FUNCTION_NOT_FOUND = "ERR Function not found"
+SCRIPT_MISCONF = (
+    "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist "
+    "to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts."
+)
+BUSY_EVAL = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+BUSY_FUNCTION = (
+    "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+)
+NOTBUSY = "NOTBUSY No scripts in execution right now."
+UNKILLABLE = (
+    "UNKILLABLE Sorry the script already executed write commands against the dataset. You can "
+    "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
+    "NOSAVE command."
+)
+SCRIPT_DEBUG_UNSUPPORTED = "ERR SCRIPT DEBUG is not supported by Sluice"  # our own wording
+SCRIPT_DEBUG_MODE = "ERR Use SCRIPT DEBUG YES/SYNC/NO"
+FUNCTION_CODE_MISSING = "ERR Function code is missing"
+FUNCTION_UNKNOWN_OPTION = "ERR Unknown option given: %s"
+FUNCTION_LIST_NO_NAME = "ERR library name argument was not given"
+FUNCTION_LIST_UNKNOWN = "ERR Unknown argument %s"
+RESTORE_POLICY = (
+    "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE."
+)
+# What redis.call refuses (scriptCall); the script sees them as error replies.
+SCRIPT_UNKNOWN_COMMAND = b"Unknown Redis command called from script"
+SCRIPT_WRONG_ARITY = b"ERR Wrong number of args calling Redis command from script"
+SCRIPT_NOSCRIPT = b"ERR This Redis command is not allowed from script"
+SCRIPT_READ_ONLY = b"ERR Write commands are not allowed from read-only scripts."
+SCRIPT_ACL_FAILURE = b"ERR ACL failure in script: "

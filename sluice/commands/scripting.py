@@ -12,21 +12,12 @@ Mirrors ``eval.c`` and ``functions.c``; errors are worded as there.
 
 from __future__ import annotations
 
-from typing import Any
-
-from sluice.protocol import NULL_ARRAY, OK, Map, Raw, Set, SimpleString
-from sluice.scripting.engine import (
-    ALLOW_OOM,
-    EVAL_COMPAT_MODE,
-    NO_WRITES,
-    CountedError,
-    ScriptRun,
-)
-from sluice.scripting.functions import LibraryError
-from sluice.scripting.scripts import ScriptCompileError
+from sluice.protocol import OK, Map, Set, SimpleString, string2ll
 from sluice.storage.glob import stringmatch
 
-from .args import Args, string2ll
+from . import errors
+from .args import Args
+from .context import Command, Context, Reply
 from .errors import (
     FUNCTION_FLUSH_MODE,
     SCRIPT_FLUSH_MODE,
@@ -48,130 +39,104 @@ from .spec import (
     STALE,
     WRITE,
     A,
+    F,
     K,
     cmd,
     keys_counted,
 )
 
-NOSCRIPT_ERROR = "NOSCRIPT No matching script. Please use EVAL."
-NUMKEYS_TOO_BIG = "ERR Number of keys can't be greater than number of args"
-NUMKEYS_NEGATIVE = "ERR Number of keys can't be negative"
-RO_WITH_WRITE = "ERR Can not execute a script with write flag using *_ro command."
-FUNCTION_NOT_FOUND = "ERR Function not found"
-BAD_NUMKEYS = "ERR Bad number of keys provided"
+# Script flags (script.h's SCRIPT_FLAG_*) that decide a script command's flags.
+_NO_WRITES, _ALLOW_OOM, _ALLOW_STALE = 1, 2, 4
 
 
-def _numkeys(ctx: Any, args: Args, error: str) -> tuple[list[bytes], list[bytes]]:
-    raw = args.argv[2]
-    n = string2ll(raw)
+def _numkeys(args: Args, error: str) -> tuple[list[bytes], list[bytes]]:
+    argv = args.argv
+    n = string2ll(argv[2])
     if n is None:
         raise CommandError(error)
-    rest = args.argv[3:]
-    if n > len(rest):
-        raise CommandError(NUMKEYS_TOO_BIG)
+    if n > len(argv) - 3:
+        raise CommandError(errors.NUMKEYS_TOO_BIG)
     if n < 0:
-        raise CommandError(NUMKEYS_NEGATIVE)
-    return rest[:n], rest[n:]
+        raise CommandError(errors.NUMKEYS_NEGATIVE)
+    return argv[3:3 + n], argv[3 + n:]
 
 
-def _prepare(ctx: Any, script_flags: int, ro: bool) -> tuple[bool, bool]:
-    """scriptPrepareForRun's checks: (read_only, allow_oom) for the run, or an error."""
-    compat = bool(script_flags & EVAL_COMPAT_MODE)
-    if not compat and not script_flags & NO_WRITES:
-        disk_error = ctx.server.disk_error
-        if disk_error is not None:
-            raise CommandError(
-                "MISCONF Redis is configured to save RDB snapshots, but it's currently "
-                "unable to persist to disk. Writable scripts are blocked. Use 'no-writes' "
-                "flag for read only scripts.")
-        if ro:
-            raise CommandError(RO_WITH_WRITE)
-    read_only = ro or (not compat and bool(script_flags & NO_WRITES))
-    allow_oom = not compat and bool(script_flags & ALLOW_OOM)
-    return read_only, allow_oom
-
-
-def _run(ctx: Any, engine: Any, fn: Any, funcname: bytes, eval_mode: bool, flags: int,
-         ro: bool, keys: list[bytes], argv: list[bytes], client: Any) -> Any:
-    scripting = ctx.server.scripting
-    read_only, allow_oom = _prepare(ctx, flags, ro)
-    run = ScriptRun(ctx, client, funcname, eval_mode, read_only, allow_oom)
-    run.argv = ctx.argv
-    reply = scripting.execute(engine, run, fn, keys, argv)
-    if type(reply) is CountedError:
-        ctx.cmd.failed_calls += 1  # the error was counted where it happened
-        return Raw(reply)
-    return reply
-
-
-def _feed_monitors(ctx: Any) -> None:
+def _eval(ctx: Context, args: Args, evalsha: bool, ro: bool) -> Reply:
     server = ctx.server
-    if server.monitors:
+    if server.monitors:  # before the script's own commands, as evalCommand
         server.feed_monitors(ctx, ctx.argv)
-
-
-def _eval(ctx: Any, args: Args, evalsha: bool, ro: bool) -> Any:
-    _feed_monitors(ctx)
-    scripting = ctx.server.scripting
-    scripts = scripting.scripts
     body = args.argv[1]
     if evalsha and len(body) != 40:
-        raise CommandError(NOSCRIPT_ERROR)
-    keys, argv = _numkeys(ctx, args, "ERR value is not an integer or out of range")
-    if evalsha:
-        script = scripts.get(body)
-        if script is None:
-            raise CommandError(NOSCRIPT_ERROR)
-        sha = body.lower()
-    else:
-        try:
-            sha = scripts.create(body, from_eval=True)
-        except ScriptCompileError as e:
-            raise CommandError(e.message.decode(errors="surrogateescape")) from None
-        script = scripts.cache[sha]
-    scripts.touch(sha)
-    engine = scripting.eval_engine
-    if scripting.eval_client is None:
-        scripting.eval_client = scripting.new_script_client()
-    return _run(ctx, engine, script.fn, sha, True, script.flags, ro, keys, argv,
-                scripting.eval_client)
+        raise CommandError(errors.NOSCRIPT)
+    keys, argv = _numkeys(args, errors.NOT_INTEGER)
+    return server.scripting.eval(ctx, body, evalsha, ro, keys, argv)
 
 
-def eval_(ctx: Any, args: Args) -> Any:
+def eval_(ctx: Context, args: Args) -> Reply:
     return _eval(ctx, args, False, False)
 
 
-def evalsha(ctx: Any, args: Args) -> Any:
+def evalsha(ctx: Context, args: Args) -> Reply:
     return _eval(ctx, args, True, False)
 
 
-def eval_ro(ctx: Any, args: Args) -> Any:
+def eval_ro(ctx: Context, args: Args) -> Reply:
     return _eval(ctx, args, False, True)
 
 
-def evalsha_ro(ctx: Any, args: Args) -> Any:
+def evalsha_ro(ctx: Context, args: Args) -> Reply:
     return _eval(ctx, args, True, True)
 
 
-def _fcall(ctx: Any, args: Args, ro: bool) -> Any:
-    _feed_monitors(ctx)
-    scripting = ctx.server.scripting
-    f = scripting.libraries.find(args.argv[1])
-    if f is None:
-        raise CommandError(FUNCTION_NOT_FOUND)
-    keys, argv = _numkeys(ctx, args, BAD_NUMKEYS)
-    if scripting.function_client is None:
-        scripting.function_client = scripting.new_script_client()
-    return _run(ctx, scripting.function_engine, f.fn, f.name, False, f.flags, ro, keys, argv,
-                scripting.function_client)
+def _fcall(ctx: Context, args: Args, ro: bool) -> Reply:
+    server = ctx.server
+    if server.monitors:
+        server.feed_monitors(ctx, ctx.argv)
+    name = args.argv[1]
+    if server.scripting.find_function(name) is None:  # before the key count, as Redis
+        raise CommandError(errors.FUNCTION_NOT_FOUND)
+    keys, argv = _numkeys(args, errors.FCALL_NUMKEYS)
+    return server.scripting.fcall(ctx, name, ro, keys, argv)
 
 
-def fcall(ctx: Any, args: Args) -> Any:
+def fcall(ctx: Context, args: Args) -> Reply:
     return _fcall(ctx, args, False)
 
 
-def fcall_ro(ctx: Any, args: Args) -> Any:
+def fcall_ro(ctx: Context, args: Args) -> Reply:
     return _fcall(ctx, args, True)
+
+
+def _command_flags(flags: int, declared: int | None) -> int:
+    """scriptFlagsToCmdFlags: a script that declares flags replaces the row's write,
+    deny-oom, stale and may-replicate flags with what it declared (so CLIENT PAUSE WRITE
+    does not hold a no-writes script, and a writing one counts as a write); one without
+    (EVAL's compatibility mode), or one not known yet, keeps the row's."""
+    if declared is None:
+        return flags
+    flags &= ~(F.STALE | F.DENYOOM | F.WRITE | F.MAY_REPLICATE)
+    if not declared & (_ALLOW_OOM | _NO_WRITES):
+        flags |= F.DENYOOM
+    if not declared & _NO_WRITES:
+        flags |= F.WRITE
+    if declared & _ALLOW_STALE:
+        flags |= F.STALE
+    return flags
+
+
+def eval_flags(ctx: Context, argv: list[bytes], flags: int) -> int:
+    """evalGetCommandFlags for EVAL / EVAL_RO: the body's shebang."""
+    return _command_flags(flags, ctx.server.scripting.declared_flags("eval", argv[1]))
+
+
+def evalsha_flags(ctx: Context, argv: list[bytes], flags: int) -> int:
+    """evalGetCommandFlags for EVALSHA / EVALSHA_RO: the cached script's shebang."""
+    return _command_flags(flags, ctx.server.scripting.declared_flags("evalsha", argv[1]))
+
+
+def fcall_flags(ctx: Context, argv: list[bytes], flags: int) -> int:
+    """fcallGetCommandFlags: the function's registered flags."""
+    return _command_flags(flags, ctx.server.scripting.declared_flags("fcall", argv[1]))
 
 
 # -- SCRIPT -----------------------------------------------------------------------------------
@@ -194,13 +159,13 @@ _SCRIPT_HELP = (
 )
 
 
-def _help(parent: str, lines: tuple[str, ...]) -> Any:
+def _help(parent: str, lines: tuple[str, ...]) -> Reply:
     out = [f"{parent} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:", *lines,
            "HELP", "    Print this help."]
     return [SimpleString(line.encode()) for line in out]
 
 
-def script_help(ctx: Any, args: Args) -> Any:
+def script_help(ctx: Context, args: Args) -> Reply:
     return _help("SCRIPT", _SCRIPT_HELP)
 
 
@@ -217,45 +182,42 @@ def _flush_mode(args: Args, error: str) -> bool:
     return False
 
 
-def _lazyfreed(ctx: Any, n: int) -> None:
+def _lazyfreed(ctx: Context, n: int) -> None:
     """Redis frees a big script cache or library set in its lazyfree thread and counts the
     objects in INFO lazyfreed_objects; we free at once, and count the same."""
     if n > _LAZYFREE_THRESHOLD:
         ctx.server.stats["lazyfreed_objects"] += n
 
 
-def script_flush(ctx: Any, args: Args) -> Any:
-    scripts = ctx.server.scripting.scripts
-    if _flush_mode(args, SCRIPT_FLUSH_MODE):
-        _lazyfreed(ctx, len(scripts.cache))
-    scripts.flush()
+def script_flush(ctx: Context, args: Args) -> Reply:
+    lazy = _flush_mode(args, SCRIPT_FLUSH_MODE)
+    flushed = ctx.server.scripting.script_flush()
+    if lazy:
+        _lazyfreed(ctx, flushed)
     return OK
 
 
-def script_exists(ctx: Any, args: Args) -> Any:
-    scripts = ctx.server.scripting.scripts
-    return [1 if sha in scripts.cache else 0 for sha in args.argv[2:]]
+def script_exists(ctx: Context, args: Args) -> Reply:
+    exists = ctx.server.scripting.script_exists
+    return [1 if exists(sha) else 0 for sha in args.argv[2:]]
 
 
-def script_load(ctx: Any, args: Args) -> Any:
-    try:
-        return ctx.server.scripting.scripts.create(args.argv[2], from_eval=False)
-    except ScriptCompileError as e:
-        raise CommandError(e.message.decode(errors="surrogateescape")) from None
+def script_load(ctx: Context, args: Args) -> Reply:
+    return ctx.server.scripting.script_load(args.argv[2])
 
 
-def script_kill(ctx: Any, args: Args) -> Any:
+def script_kill(ctx: Context, args: Args) -> Reply:
     ctx.server.scripting.kill(eval_mode=True)
     return OK
 
 
-def script_debug(ctx: Any, args: Args) -> Any:
+def script_debug(ctx: Context, args: Args) -> Reply:
     mode = args.argv[2].upper()
     if mode == b"NO":
         return OK
     if mode in (b"YES", b"SYNC"):
-        raise CommandError("ERR SCRIPT DEBUG is not supported by Sluice")
-    raise CommandError("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+        raise CommandError(errors.SCRIPT_DEBUG_UNSUPPORTED)
+    raise CommandError(errors.SCRIPT_DEBUG_MODE)
 
 
 # -- FUNCTION ---------------------------------------------------------------------------------
@@ -300,15 +262,11 @@ _FUNCTION_HELP = (
 )
 
 
-def function_help(ctx: Any, args: Args) -> Any:
+def function_help(ctx: Context, args: Args) -> Reply:
     return _help("FUNCTION", _FUNCTION_HELP)
 
 
-def _library_error(e: LibraryError) -> CommandError:
-    return CommandError(e.message.decode(errors="surrogateescape"))
-
-
-def function_load(ctx: Any, args: Args) -> Any:
+def function_load(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     replace = False
     pos = 2
@@ -318,38 +276,32 @@ def function_load(ctx: Any, args: Args) -> Any:
         if opt.lower() == b"replace":
             replace = True
             continue
-        raise CommandError("ERR Unknown option given: " + opt.decode(errors="replace"))
+        raise CommandError(errors.FUNCTION_UNKNOWN_OPTION % opt.decode(errors="replace"))
     if pos >= len(argv):
-        raise CommandError("ERR Function code is missing")
-    try:
-        name = ctx.server.scripting.libraries.load(argv[pos], replace)
-    except LibraryError as e:
-        raise _library_error(e) from None
+        raise CommandError(errors.FUNCTION_CODE_MISSING)
+    name = ctx.server.scripting.function_load(argv[pos], replace)
     ctx.server.dirty += 1  # logged to the AOF, counted as a change
     return name
 
 
-def function_delete(ctx: Any, args: Args) -> Any:
-    try:
-        ctx.server.scripting.libraries.delete(args.argv[2])
-    except LibraryError as e:
-        raise _library_error(e) from None
+def function_delete(ctx: Context, args: Args) -> Reply:
+    ctx.server.scripting.function_delete(args.argv[2])
     ctx.server.dirty += 1  # logged to the AOF, counted as a change
     return OK
 
 
-def function_flush(ctx: Any, args: Args) -> Any:
-    if len(args) > 1:
+def function_flush(ctx: Context, args: Args) -> Reply:
+    if len(args.argv) > 3:
         raise subcommand_syntax(ctx.argv[1], "function")
-    libraries = ctx.server.scripting.libraries
-    if _flush_mode(args, FUNCTION_FLUSH_MODE) and len(libraries.functions) > _LAZYFREE_THRESHOLD:
-        _lazyfreed(ctx, len(libraries.functions) + 1)  # the functions and the engine
-    libraries.flush()
+    lazy = _flush_mode(args, FUNCTION_FLUSH_MODE)
+    flushed = ctx.server.scripting.function_flush()
+    if lazy and flushed > _LAZYFREE_THRESHOLD:
+        _lazyfreed(ctx, flushed + 1)  # the functions and the engine
     ctx.server.dirty += 1  # logged to the AOF, counted as a change
     return OK
 
 
-def function_list(ctx: Any, args: Args) -> Any:
+def function_list(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     with_code = False
     pattern: bytes | None = None
@@ -362,25 +314,24 @@ def function_list(ctx: Any, args: Args) -> Any:
             continue
         if pattern is None and a.lower() == b"libraryname":
             if i >= len(argv) - 1:
-                raise CommandError("ERR library name argument was not given")
+                raise CommandError(errors.FUNCTION_LIST_NO_NAME)
             pattern = argv[i + 1]
             i += 2
             continue
-        raise CommandError("ERR Unknown argument " + a.decode(errors="replace"))
-    libs = ctx.server.scripting.libraries
-    out = []
-    for lib in libs.libraries.values():
+        raise CommandError(errors.FUNCTION_LIST_UNKNOWN % a.decode(errors="replace"))
+    out: list[Reply] = []
+    for lib in ctx.server.scripting.libraries:
         if pattern is not None and not stringmatch(pattern, lib.name, nocase=True):
             continue
         entry = Map()
         entry[b"library_name"] = lib.name
         entry[b"engine"] = lib.engine
-        funcs = []
+        funcs: list[Reply] = []
         for f in lib.functions.values():
             fm = Map()
             fm[b"name"] = f.name
             fm[b"description"] = f.desc
-            fm[b"flags"] = Set(SimpleString(n) for n in libs.flag_names(f.flags))
+            fm[b"flags"] = Set(SimpleString(n) for n in f.flag_names)
             funcs.append(fm)
         entry[b"functions"] = funcs
         if with_code:
@@ -389,11 +340,11 @@ def function_list(ctx: Any, args: Args) -> Any:
     return out
 
 
-def function_dump(ctx: Any, args: Args) -> Any:
-    return ctx.server.scripting.libraries.dump()
+def function_dump(ctx: Context, args: Args) -> Reply:
+    return ctx.server.scripting.function_dump()
 
 
-def function_restore(ctx: Any, args: Args) -> Any:
+def function_restore(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     if len(argv) > 4:
         raise subcommand_syntax(argv[1], "function")
@@ -401,27 +352,22 @@ def function_restore(ctx: Any, args: Args) -> Any:
     if len(argv) == 4:
         policy = argv[3].upper()
         if policy not in (b"APPEND", b"REPLACE", b"FLUSH"):
-            raise CommandError("ERR Wrong restore policy given, value should be either FLUSH, "
-                               "APPEND or REPLACE.")
-    try:
-        ctx.server.scripting.libraries.restore(argv[2], policy)
-    except LibraryError as e:
-        raise _library_error(e) from None
+            raise CommandError(errors.RESTORE_POLICY)
+    ctx.server.scripting.function_restore(argv[2], policy)
     ctx.server.dirty += 1  # logged to the AOF, counted as a change
     return OK
 
 
-def function_kill(ctx: Any, args: Args) -> Any:
+def function_kill(ctx: Context, args: Args) -> Reply:
     ctx.server.scripting.kill(eval_mode=False)
     return OK
 
 
-def function_stats(ctx: Any, args: Args) -> Any:
+def function_stats(ctx: Context, args: Args) -> Reply:
     scripting = ctx.server.scripting
-    run = scripting.run
+    run = scripting.running
     if run is not None and run.eval_mode:
-        raise CommandError("BUSY Redis is busy running a script. You can only call SCRIPT "
-                           "KILL or SHUTDOWN NOSAVE.")
+        raise CommandError(errors.BUSY_EVAL)
     stats = Map()
     if run is None:
         stats[b"running_script"] = None
@@ -431,10 +377,9 @@ def function_stats(ctx: Any, args: Args) -> Any:
         running[b"command"] = list(run.argv)
         running[b"duration_ms"] = run.duration_ms()
         stats[b"running_script"] = running
-    libs = scripting.libraries
     lua = Map()
-    lua[b"libraries_count"] = len(libs.libraries)
-    lua[b"functions_count"] = len(libs.functions)
+    lua[b"libraries_count"] = len(scripting.libraries)
+    lua[b"functions_count"] = scripting.function_count
     engines = Map()
     engines[b"LUA"] = lua
     stats[b"engines"] = engines
@@ -449,30 +394,35 @@ _ALL_NODES_OK = ("request_policy:all_nodes", "response_policy:all_succeeded")
 _ALL_SHARDS_OK = ("request_policy:all_shards", "response_policy:all_succeeded")
 _D = "Depends on the script that is executed."
 _F = "Depends on the function that is executed."
-__all__ = ["NULL_ARRAY", "Raw"]
 
-COMMANDS = (
+COMMANDS: tuple[Command, ...] = (
     #   name                 arity  flags                    acl           keys  handler
     cmd("eval",                -3,  _EVAL_RW,                A.SCRIPTING,  _SCRIPT_KEYS, eval_,
         "Executes a server-side Lua script.", group="scripting", since="2.6.0",
-        complexity=_D, syntax="script numkeys [key [key ...]] [arg [arg ...]]"),
+        complexity=_D, syntax="script numkeys [key [key ...]] [arg [arg ...]]",
+        get_flags=eval_flags),
     cmd("evalsha",             -3,  _EVAL_RW,                A.SCRIPTING,  _SCRIPT_KEYS, evalsha,
         "Executes a server-side Lua script by SHA1 digest.", group="scripting",
         since="2.6.0", complexity=_D,
-        syntax="sha1 numkeys [key [key ...]] [arg [arg ...]]"),
+        syntax="sha1 numkeys [key [key ...]] [arg [arg ...]]",
+        get_flags=evalsha_flags),
     cmd("eval_ro",             -3,  _EVAL | READONLY,        A.SCRIPTING,  _SCRIPT_RO_KEYS, eval_ro,
         "Executes a read-only server-side Lua script.", group="scripting", since="7.0.0",
-        complexity=_D, syntax="script numkeys [key [key ...]] [arg [arg ...]]"),
+        complexity=_D, syntax="script numkeys [key [key ...]] [arg [arg ...]]",
+        get_flags=eval_flags),
     cmd("evalsha_ro",          -3,  _EVAL | READONLY,        A.SCRIPTING,  _SCRIPT_RO_KEYS, evalsha_ro,
         "Executes a read-only server-side Lua script by SHA1 digest.", group="scripting",
         since="7.0.0", complexity=_D,
-        syntax="sha1 numkeys [key [key ...]] [arg [arg ...]]"),
+        syntax="sha1 numkeys [key [key ...]] [arg [arg ...]]",
+        get_flags=evalsha_flags),
     cmd("fcall",               -3,  _EVAL_RW,                A.SCRIPTING,  _SCRIPT_KEYS, fcall,
         "Invokes a function.", group="scripting", since="7.0.0", complexity=_F,
-        syntax="function numkeys [key [key ...]] [arg [arg ...]]"),
+        syntax="function numkeys [key [key ...]] [arg [arg ...]]",
+        get_flags=fcall_flags),
     cmd("fcall_ro",            -3,  _EVAL | READONLY,        A.SCRIPTING,  _SCRIPT_RO_KEYS, fcall_ro,
         "Invokes a read-only function.", group="scripting", since="7.0.0", complexity=_F,
-        syntax="function numkeys [key [key ...]] [arg [arg ...]]"),
+        syntax="function numkeys [key [key ...]] [arg [arg ...]]",
+        get_flags=fcall_flags),
     cmd("script",              -2,  NONE,                    A.NONE,       None, None,
         "A container for Lua scripts management commands.", group="scripting",
         since="2.6.0", complexity="Depends on subcommand."),

@@ -277,6 +277,9 @@ Handler = Callable[[CtxT, Args], Reply]
 """A command handler: synchronous, ``(ctx, args) -> reply``."""
 
 ReadyCheck = Callable[[CtxT, Database, bytes, dict[Any, Any]], bool]
+# A command whose flags depend on its arguments (EVAL*, FCALL*: the script's declared flags),
+# Redis's getCommandFlags: ``get_flags(client, argv, table_flags) -> flags``.
+GetFlags = Callable[[CtxT, list[bytes], int], int]
 """A blocking handler's ``ready_check(client, db, key, notes)`` (``server/blocking.py``)."""
 
 # The value type a blocked command waits for, from its ACL category (Redis's btype:
@@ -304,6 +307,8 @@ class Cmd(Generic[CtxT]):
     tips: tuple[str, ...] = ()
     # A blocking handler's ``ready_check(client, db, key, notes) -> bool`` (blocking.py).
     ready_check: ReadyCheck[CtxT] | None = None
+    # Flags that depend on the arguments (dispatch's checks use them; the row keeps its own).
+    get_flags: GetFlags[CtxT] | None = None
     # Derived at registration:
     btype: bytes | None = None  # the key type that can serve it when it blocks; None: any
     categories: int = 0
@@ -392,6 +397,7 @@ def cmd(
     doc_flags: tuple[str, ...] = (),
     tips: tuple[str, ...] = (),
     ready_check: ReadyCheck[CtxT] | None = None,
+    get_flags: GetFlags[CtxT] | None = None,
 ) -> Cmd[CtxT]:
     """Build one table row; ``keys`` may be one spec, a tuple of specs, or None."""
     if keys is None:
@@ -402,7 +408,7 @@ def cmd(
         spec = keys
     return Cmd(
         name, arity, flags, acl, spec, handler, summary, since, complexity, group, syntax,
-        doc_flags, tips, ready_check,
+        doc_flags, tips, ready_check, get_flags,
     )
 
 

@@ -10,13 +10,13 @@ protocol (numbers truncated to integers, ``false`` -> null, ``true`` -> 1 or ``#
 script's ``redis.setresp`` says, tables read raw to the first ``nil``, ``{err=}``, ``{ok=}``
 and the RESP3 shapes). It returns wire bytes; the engine wraps them.
 
-Imports ``sluice.protocol`` only.
+Imports ``sluice.protocol`` only (and lupa).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeAlias
 
 import lupa.lua51 as lupa
 
@@ -36,6 +36,10 @@ from sluice.protocol import (
 )
 from sluice.protocol.encoder import encode_into, format_double
 
+LuaValue: TypeAlias = Any
+"""A value lupa hands over from Lua (bytes, int, float, bool, None, or a Lua table or function
+object), or a Lua runtime: lupa carries no type information."""
+
 _LLONG_MIN = -(2**63)
 MAX_DEPTH = 200  # nesting of a script's reply (Redis's limit is its Lua stack, ~4000 levels)
 
@@ -53,13 +57,13 @@ def lua_number_to_int(v: float) -> int:
 class Converter:
     """Conversions for one runtime (they build Lua tables)."""
 
-    def __init__(self, lua: Any, env: Any) -> None:
+    def __init__(self, lua: LuaValue, env: LuaValue) -> None:
         self.table_from = lua.table_from
         self.shape = env[b"shape"]
 
     # -- command reply -> Lua ----------------------------------------------------------------
 
-    def err_table(self, text: bytes, counted: bool = False) -> Any:
+    def err_table(self, text: bytes, counted: bool = False) -> LuaValue:
         """luaPushErrorBuff: "-CODE msg" or "msg" (ERR added), newlines trimmed."""
         if text[:1] == b"-":
             sp = text.find(b" ")
@@ -70,12 +74,12 @@ class Converter:
         else:
             code, msg = b"ERR", text
         msg = msg.strip(b"\r\n")
-        fields: dict[bytes, Any] = {b"err": code + b" " + msg}
+        fields: dict[bytes, LuaValue] = {b"err": code + b" " + msg}
         if counted:
             fields[b"ignore_error_stats_update"] = True
         return self.table_from(fields)
 
-    def reply_to_lua(self, r: Any, resp3: bool) -> Any:
+    def reply_to_lua(self, r: LuaValue, resp3: bool) -> LuaValue:
         t = type(r)
         if t is bytes:
             return r
@@ -94,7 +98,7 @@ class Converter:
                 inner = self.table_from({self._key(k, resp3): self.reply_to_lua(v, resp3)
                                          for k, v in r.items()})
                 return self.table_from({b"map": inner})
-            flat: list[Any] = []
+            flat: list[LuaValue] = []
             for k, v in r.items():
                 flat.append(self.reply_to_lua(k, resp3))
                 flat.append(self.reply_to_lua(v, resp3))
@@ -126,11 +130,11 @@ class Converter:
             return bytes(r)
         return None if resp3 else False
 
-    def _key(self, k: Any, resp3: bool) -> Any:
+    def _key(self, k: LuaValue, resp3: bool) -> LuaValue:
         v = self.reply_to_lua(k, resp3)
         return v if v is not None else False
 
-    def _parse(self, data: bytes, pos: int, resp3: bool) -> tuple[Any, int]:
+    def _parse(self, data: bytes, pos: int, resp3: bool) -> tuple[LuaValue, int]:
         """One RESP value from pre-encoded reply bytes, as Lua values."""
         kind = data[pos:pos + 1]
         end = data.index(b"\r\n", pos)
@@ -161,7 +165,7 @@ class Converter:
             return self.table_from(items), pos
         if kind == b"%":
             n = int(line)
-            pairs: dict[Any, Any] = {}
+            pairs: dict[LuaValue, LuaValue] = {}
             for _ in range(n):
                 k, pos = self._parse(data, pos, resp3)
                 v, pos = self._parse(data, pos, resp3)
@@ -189,7 +193,7 @@ class Converter:
 
     # -- script result -> reply --------------------------------------------------------------
 
-    def lua_to_resp(self, v: Any, out: bytearray, resp3: bool, script_resp3: bool,
+    def lua_to_resp(self, v: LuaValue, out: bytearray, resp3: bool, script_resp3: bool,
                     errors: list[tuple[bytes, bool]] | None = None, depth: int = 0) -> None:
         """Append the reply for Lua value ``v`` to ``out`` (caller's protocol ``resp3``).
 
@@ -213,7 +217,7 @@ class Converter:
         else:
             self._table_to_resp(v, out, resp3, script_resp3, errors, depth + 1)
 
-    def _table_to_resp(self, v: Any, out: bytearray, resp3: bool, script_resp3: bool,
+    def _table_to_resp(self, v: LuaValue, out: bytearray, resp3: bool, script_resp3: bool,
                        errors: list[tuple[bytes, bool]] | None, depth: int) -> None:
         shape = self.shape(v)
         kind = shape[0]

@@ -22,22 +22,24 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 import lupa.lua51 as lupa
 
+from sluice import REDIS_VERSION
+from sluice.commands.context import Context, Reply, ServerFacade
 from sluice.protocol import ErrorReply, Raw
 
 from . import lib_bit, lib_struct
-from .convert import Converter, lua_number_to_int
+from .convert import Converter, LuaValue, lua_number_to_int
 from .lib_cjson import CJson
 from .lib_cmsgpack import CMsgpack
 from .sandbox import SANDBOX
 
 log = logging.getLogger("sluice")
 
-REDIS_VERSION = b"8.6.3"
-REDIS_VERSION_NUM = 0x080603
+VERSION = REDIS_VERSION.encode()
+VERSION_NUM = int.from_bytes(bytes(int(p) for p in REDIS_VERSION.split(".")), "big")
 
 # Script flags (script.h's SCRIPT_FLAG_*), in scripts_flags_def order.
 NO_WRITES, ALLOW_OOM, ALLOW_STALE, NO_CLUSTER, ALLOW_CROSS_SLOT = 1, 2, 4, 8, 16
@@ -57,24 +59,24 @@ class LuaRaise(Exception):
     table, Redis's error object; or a library's message, which gets the caller's
     position as luaL_error gives it)."""
 
-    def __init__(self, value: Any, lib: bool = False) -> None:
+    def __init__(self, value: LuaValue, lib: bool = False) -> None:
         super().__init__()
         self.value = value
         self.lib = lib
 
 
-def _raising(fn: Callable[..., Any], multi: bool = False) -> Callable[..., Any]:
+def _raising(fn: Callable[..., LuaValue], multi: bool = False) -> Callable[..., LuaValue]:
     """A library helper returning (failed, value) or (failed, n, values...), as a callable
     that returns the values and raises the error."""
     if multi:
-        def call_multi(*args: Any) -> Any:
+        def call_multi(*args: LuaValue) -> LuaValue:
             r = fn(*args)
             if r[0]:
                 raise LuaRaise(r[2], lib=True)
             return r[2:]
         return call_multi
 
-    def call(*args: Any) -> Any:
+    def call(*args: LuaValue) -> LuaValue:
         failed, value = fn(*args)
         if failed:
             raise LuaRaise(value, lib=True)
@@ -91,39 +93,31 @@ class ScriptError(Exception):
 
 
 class ScriptHost(Protocol):
-    """What the engine needs from the server (implemented in ``server/scripting.py``)."""
+    """What the engine needs from its owner (``runner.Scripting``)."""
 
     @property
-    def busy_reply_threshold(self) -> int:
-        """busy-reply-threshold in ms; 0 = no hook."""
+    def busy_reply_threshold(self) -> int: ...  # ms; past it, the hook serves others
 
-    def script_call(self, run: ScriptRun, argv: list[bytes]) -> Any:
-        """Run one command for a script; its reply, or raise ``ScriptError``."""
-
-    def script_busy(self, run: ScriptRun) -> None:
-        """The script is past busy-reply-threshold: serve other clients for a moment."""
-
-    def acl_check_cmd(self, run: ScriptRun, argv: list[bytes]) -> bytes | bool:
-        """redis.acl_check_cmd: allowed, or the error to raise."""
-
-    def script_log(self, level: int, message: bytes) -> None:
-        """redis.log at ``level`` (0 debug .. 3 warning), if the verbosity lets it through."""
-
-    def deprecated_api(self) -> bool:
-        """lua-enable-deprecated-api: setfenv / getfenv / newproxy allowed."""
+    def script_call(self, run: ScriptRun, argv: list[bytes]) -> Reply: ...  # or ScriptError
+    def script_busy(self, run: ScriptRun) -> None: ...  # serve other clients for a moment
+    def acl_check_cmd(self, run: ScriptRun,
+                      argv: list[bytes]) -> bytes | bool: ...  # allowed, or the error
+    def script_log(self, level: int, message: bytes) -> None: ...  # redis.log (0..3)
+    def deprecated_api(self) -> bool: ...  # lua-enable-deprecated-api
 
 
 class ScriptRun:
     """One script execution (Redis's scriptRunCtx)."""
 
-    __slots__ = ("caller", "client", "funcname", "eval_mode", "read_only", "allow_oom",
-                 "write_dirty", "killed", "timedout", "start", "repl", "resp3", "effects",
-                 "argv", "shutdown")
+    __slots__ = ("caller", "client", "server", "funcname", "eval_mode", "read_only",
+                 "allow_oom", "write_dirty", "killed", "timedout", "start", "repl", "resp3",
+                 "effects", "shutdown")
 
-    def __init__(self, caller: Any, client: Any, funcname: bytes, eval_mode: bool,
-                 read_only: bool, allow_oom: bool) -> None:
+    def __init__(self, caller: Context, client: Context, server: ServerFacade[Context],
+                 funcname: bytes, eval_mode: bool, read_only: bool, allow_oom: bool) -> None:
         self.caller = caller            # the client that sent EVAL / FCALL
         self.client = client            # the script client commands run as
+        self.server = server            # caller.server, read once
         self.funcname = funcname        # the script's SHA1, or the function's name
         self.eval_mode = eval_mode      # EVAL (SCRIPT KILL) or FCALL (FUNCTION KILL)
         self.read_only = read_only      # *_RO or no-writes: write commands refused
@@ -135,8 +129,12 @@ class ScriptRun:
         self.repl = PROPAGATE_AOF | PROPAGATE_REPL  # redis.set_repl
         self.resp3 = False              # redis.setresp(3)
         self.effects: list[tuple[int, list[bytes]]] = []  # writes to propagate, in order
-        self.argv: list[bytes] = []     # the caller's command (FUNCTION STATS)
         self.shutdown = False           # SHUTDOWN NOSAVE arrived while it ran
+
+    @property
+    def argv(self) -> list[bytes]:
+        """The caller's command (FUNCTION STATS)."""
+        return self.caller.argv
 
     def duration_ms(self) -> int:
         return int((time.monotonic() - self.start) * 1000)
@@ -153,7 +151,7 @@ def _lrand48() -> int:
     return _rand_state >> 17
 
 
-def _srand48(seed: Any) -> None:
+def _srand48(seed: LuaValue) -> None:
     global _rand_state
     s = int(seed) & 0xFFFFFFFF
     _rand_state = (s << 16) | 0x330E
@@ -163,7 +161,7 @@ def sha1hex(data: bytes) -> bytes:
     return hashlib.sha1(data).hexdigest().encode()
 
 
-def _deny_attributes(obj: Any, name: Any, setting: bool) -> Any:
+def _deny_attributes(obj: LuaValue, name: LuaValue, setting: bool) -> LuaValue:
     raise AttributeError("access denied")
 
 
@@ -176,7 +174,7 @@ class LuaEngine:
         self.host = host
         self.run: ScriptRun | None = None
         self.loading_deadline = 0.0   # FUNCTION LOAD's time limit (monotonic), or 0
-        self.registered: list[tuple[bytes, Any, bytes | None, int]] | None = None
+        self.registered: list[tuple[bytes, LuaValue, bytes | None, int]] | None = None
         self.lua = lupa.LuaRuntime(encoding=None, unpack_returned_tuples=True,
                                    register_eval=False, register_builtins=False,
                                    attribute_filter=_deny_attributes, max_memory=max_memory)
@@ -201,7 +199,7 @@ class LuaEngine:
 
     # -- the bridge the sandbox wraps ----------------------------------------------------------
 
-    def _bridge(self) -> Any:
+    def _bridge(self) -> LuaValue:
         py = self.lua.table_from({
             b"call": self._call_raise,
             b"pcall": self._call_noraise,
@@ -216,16 +214,16 @@ class LuaEngine:
             b"err_table": self._err_table,
             b"register_function": self._register_function,
             b"hook": self._hook,
-            b"version": REDIS_VERSION,
-            b"version_num": REDIS_VERSION_NUM,
+            b"version": VERSION,
+            b"version_num": VERSION_NUM,
             b"deprecated_api": bool(self.host.deprecated_api()),
         })
         return py
 
-    def _fill_libraries(self, py: Any) -> None:
+    def _fill_libraries(self, py: LuaValue) -> None:
         """The library helpers (the sandbox's closures look them up in ``py`` by name)."""
         cj, mp = self.cjson, self.msgpack
-        helpers: dict[str, Any] = {
+        helpers: dict[str, LuaValue] = {
             "cjson_encode": cj.encode, "cjson_decode": cj.decode,
             "cjson_encode_keep_buffer": cj.cfg_encode_keep_buffer,
             "cjson_encode_max_depth": cj.cfg_encode_max_depth,
@@ -251,15 +249,15 @@ class LuaEngine:
             py[name.encode()] = self._raise_table(py[name.encode()])
 
     @staticmethod
-    def _raise_table(fn: Callable[..., Any]) -> Callable[..., Any]:
-        def call(*args: Any) -> Any:
+    def _raise_table(fn: Callable[..., LuaValue]) -> Callable[..., LuaValue]:
+        def call(*args: LuaValue) -> LuaValue:
             failed, value = fn(*args)
             if failed:
                 raise LuaRaise(value)
             return value
         return call
 
-    def _unwrap(self, e: Any) -> Any:
+    def _unwrap(self, e: LuaValue) -> LuaValue:
         """A Python exception that reached Lua, as the Lua error value it stands for."""
         if isinstance(e, LuaRaise):
             return e.value, e.lib
@@ -267,19 +265,39 @@ class LuaEngine:
             return str(e).encode(), True
         return e, False
 
-    def _call_raise(self, *args: Any) -> Any:
+    def _call_raise(self, *args: LuaValue) -> LuaValue:
+        """redis.call: the reply as a Lua value; an error (refused or replied) raises.
+
+        The hot path of every script: arguments that are all strings (nearly always) go
+        straight to the host; anything else takes ``_call``'s general path."""
+        run = self.run
+        for a in args:
+            if type(a) is not bytes:
+                break
+        else:
+            if args and run is not None:
+                try:
+                    reply = self.host.script_call(run, list(args))
+                except ScriptError as e:
+                    raise LuaRaise(self.conv.err_table(e.message, counted=True)) from None
+                if type(reply) is bytes:
+                    return reply
+                value = self.conv.reply_to_lua(reply, run.resp3)
+                if type(reply) is ErrorReply:
+                    raise LuaRaise(value)
+                return value
         failed, value = self._call(True, *args)
         if failed:
             raise LuaRaise(value)
         return value
 
-    def _call_noraise(self, *args: Any) -> Any:
+    def _call_noraise(self, *args: LuaValue) -> LuaValue:
         return self._call(False, *args)[1]
 
-    def _err_table(self, text: bytes) -> Any:
+    def _err_table(self, text: bytes) -> LuaValue:
         return self.conv.err_table(text)
 
-    def _call(self, raise_error: bool, *args: Any) -> tuple[bool, Any]:
+    def _call(self, raise_error: bool, *args: LuaValue) -> tuple[bool, LuaValue]:
         """redis.call / redis.pcall: returns (failed, value) for the Lua closure."""
         run = self.run
         conv = self.conv
@@ -312,7 +330,7 @@ class LuaEngine:
             return raise_error, value
         return False, value
 
-    def _log(self, *args: Any) -> tuple[bool, Any]:
+    def _log(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if len(args) < 2:
             return True, self.conv.err_table(b"redis.log() requires two arguments or more.")
         level = args[0]
@@ -337,7 +355,7 @@ class LuaEngine:
         self.host.script_log(level, b" ".join(parts))
         return False, None
 
-    def _setresp(self, *args: Any) -> tuple[bool, Any]:
+    def _setresp(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if len(args) != 1:
             return True, self.conv.err_table(b"redis.setresp() requires one argument.")
         n = args[0]
@@ -348,7 +366,7 @@ class LuaEngine:
             self.run.client.resp3 = n == 3
         return False, None
 
-    def _set_repl(self, *args: Any) -> tuple[bool, Any]:
+    def _set_repl(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if len(args) != 1:
             return True, self.conv.err_table(b"redis.set_repl() requires one argument.")
         flags = args[0]
@@ -360,7 +378,7 @@ class LuaEngine:
             self.run.repl = flags
         return False, None
 
-    def _sha1hex(self, *args: Any) -> tuple[bool, Any]:
+    def _sha1hex(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if len(args) != 1:
             return True, self.conv.err_table(b"wrong number of arguments")
         s = args[0]
@@ -372,7 +390,7 @@ class LuaEngine:
             s = b""
         return False, sha1hex(s)
 
-    def _acl_check_cmd(self, *args: Any) -> tuple[bool, Any]:
+    def _acl_check_cmd(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if not args:
             return True, self.conv.err_table(
                 b"Please specify at least one argument for this redis lib call")
@@ -392,7 +410,7 @@ class LuaEngine:
             return True, self.conv.err_table(verdict)
         return False, verdict
 
-    def _hook(self) -> Any:
+    def _hook(self) -> LuaValue:
         """The count hook: every 100,000 instructions (Redis's luaMaskCountHook)."""
         if self.loading_deadline:
             if time.monotonic() > self.loading_deadline:
@@ -418,7 +436,7 @@ class LuaEngine:
 
     # -- library registration (FUNCTION LOAD) --------------------------------------------------
 
-    def _register_function(self, *args: Any) -> tuple[bool, Any]:
+    def _register_function(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if self.registered is None:
             return True, self.conv.err_table(
                 b"redis.register_function can only be called on FUNCTION LOAD command")
@@ -427,7 +445,7 @@ class LuaEngine:
             return True, err(b"wrong number of arguments to redis.register_function")
         name: bytes | None = None
         desc: bytes | None = None
-        callback: Any = None
+        callback: LuaValue = None
         flags = 0
         if len(args) == 1:
             t = args[0]
@@ -490,7 +508,7 @@ class LuaEngine:
         self.registered.append((name, callback, desc, flags))
         return False, None
 
-    def _read_flags(self, t: Any) -> int | None:
+    def _read_flags(self, t: LuaValue) -> int | None:
         flags = 0
         i = 1
         while True:
@@ -508,7 +526,7 @@ class LuaEngine:
             i += 1
 
     def load_library(self, body: bytes, timeout_ms: int
-                     ) -> tuple[list[tuple[bytes, Any, bytes | None, int]] | None, bytes]:
+                     ) -> tuple[list[tuple[bytes, LuaValue, bytes | None, int]] | None, bytes]:
         """Run a library's code with the load-time API; (functions, b"") or (None, error)."""
         self.registered = []
         self.loading_deadline = time.monotonic() + timeout_ms / 1000 if timeout_ms else 0.0
@@ -536,7 +554,7 @@ class LuaEngine:
 
     # -- compiling and running ------------------------------------------------------------------
 
-    def compile(self, body: bytes, chunkname: bytes = b"@user_script") -> tuple[Any, bytes]:
+    def compile(self, body: bytes, chunkname: bytes = b"@user_script") -> tuple[LuaValue, bytes]:
         """A compiled chunk, or (None, Lua's error message)."""
         try:
             result = self._compile(body, chunkname)
@@ -547,7 +565,8 @@ class LuaEngine:
             return fn, _text(err) if fn is None else b""
         return result, b""
 
-    def call(self, run: ScriptRun, fn: Any, keys: list[bytes], args: list[bytes]) -> Any:
+    def call(self, run: ScriptRun, fn: LuaValue, keys: list[bytes],
+             args: list[bytes]) -> Reply:
         """Run ``fn`` (a compiled EVAL body or a registered function) for ``run``; returns
         the reply for the caller (bytes / int / None / Raw, or an ErrorReply to count)."""
         self.run = run
@@ -564,12 +583,12 @@ class LuaEngine:
             self.run = None
         return self._result(run, ok, value)
 
-    def _result(self, run: ScriptRun, ok: bool, value: Any) -> Any:
+    def _result(self, run: ScriptRun, ok: bool, value: LuaValue) -> Reply:
         caller_resp3 = bool(run.caller.resp3)
         if ok:
             t = type(value)
             if t is bytes:
-                return value
+                return bytes(value)  # already bytes: no copy
             if t is int or t is float:
                 return lua_number_to_int(value)
             if value is None:
@@ -639,7 +658,7 @@ def _fmt_double(v: float) -> bytes:
     return r.encode()
 
 
-def _lua_string(v: Any) -> bytes | None:
+def _lua_string(v: LuaValue) -> bytes | None:
     if type(v) is bytes:
         return v
     if type(v) is int:
@@ -649,7 +668,7 @@ def _lua_string(v: Any) -> bytes | None:
     return None
 
 
-def _text(v: Any) -> bytes:
+def _text(v: LuaValue) -> bytes:
     if type(v) is bytes:
         return v
     if v is None:
@@ -661,5 +680,3 @@ def _valid_name(name: bytes) -> bool:
     return bool(name) and all(c == 95 or 48 <= c <= 57 or 65 <= c <= 90 or 97 <= c <= 122
                               for c in name)
 
-
-Callback = Callable[..., Any]

@@ -11,11 +11,12 @@ Redis and Sluice. The same records are what the RDB file carries.
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Protocol
 
 from sluice.storage.rdb_codec import RdbError, Reader, crc64, enc_string
 
-from .engine import FLAG_NAMES
+from .convert import LuaValue
+from .engine import FLAG_NAMES, LuaEngine
 from .scripts import split_args
 
 OPCODE_FUNCTION2 = 245
@@ -25,31 +26,41 @@ RDB_VERSION = 13
 
 
 class LibraryError(Exception):
+    """A library that cannot be loaded, restored or deleted; ``message`` is Redis's error."""
+
     def __init__(self, message: bytes) -> None:
         super().__init__(message)
         self.message = message
 
 
 class Function:
+    """A registered function (functionInfo)."""
+
     __slots__ = ("name", "fn", "desc", "flags", "library")
 
-    def __init__(self, name: bytes, fn: Any, desc: bytes | None, flags: int,
+    def __init__(self, name: bytes, fn: LuaValue, desc: bytes | None, flags: int,
                  library: Library) -> None:
-        self.name = name
-        self.fn = fn
-        self.desc = desc
-        self.flags = flags
-        self.library = library
+        self.name = name        # as registered (FCALL finds it case-insensitively)
+        self.fn = fn            # the Lua callback (in the functions engine)
+        self.desc = desc        # its description, if given
+        self.flags = flags      # SCRIPT_FLAG_*
+        self.library = library  # the library that registered it
+
+    @property
+    def flag_names(self) -> list[bytes]:
+        return [n for bit, n in FLAG_NAMES if self.flags & bit]
 
 
 class Library:
+    """A loaded library (functionLibInfo)."""
+
     __slots__ = ("name", "engine", "code", "functions")
 
     def __init__(self, name: bytes, code: bytes) -> None:
-        self.name = name
+        self.name = name        # from ``#!lua name=<lib>``
         self.engine = b"LUA"
-        self.code = code
-        self.functions: dict[bytes, Function] = {}
+        self.code = code        # as loaded, metadata line included
+        self.functions: dict[bytes, Function] = {}  # by name, in registration order
 
 
 def parse_metadata(code: bytes) -> tuple[bytes, bytes, bytes]:
@@ -82,8 +93,20 @@ def _valid_name(name: bytes) -> bool:
                               for c in name)
 
 
+class LibrariesOwner(Protocol):
+    """What the libraries need of their owner (``runner.Scripting``)."""
+
+    @property
+    def function_engine(self) -> LuaEngine: ...  # runs library code
+    def reset_functions(self) -> None: ...  # FUNCTION FLUSH: a fresh runtime
+
+
 class FunctionLibraries:
-    def __init__(self, host: Any) -> None:
+    """Every library and, across them, every function by lower-case name."""
+
+    __slots__ = ("host", "libraries", "functions")
+
+    def __init__(self, host: LibrariesOwner) -> None:
         self.host = host
         self.libraries: dict[bytes, Library] = {}
         self.functions: dict[bytes, Function] = {}  # lower-case name -> function
@@ -149,9 +172,6 @@ class FunctionLibraries:
         self.libraries = {}
         self.functions = {}
         self.host.reset_functions()
-
-    def flag_names(self, flags: int) -> list[bytes]:
-        return [n for bit, n in FLAG_NAMES if flags & bit]
 
     # -- DUMP / RESTORE / RDB ------------------------------------------------------------
 

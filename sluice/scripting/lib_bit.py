@@ -36,7 +36,8 @@ def _barg(args: tuple[Any, ...], i: int, fname: str) -> int:
         return 0
     # The bias trick: the double's low mantissa word after adding 2^52 + 2^51.
     b = f + 6755399441055744.0
-    return struct.unpack("<Q", struct.pack("<d", b))[0] & 0xFFFFFFFF
+    low: int = struct.unpack("<Q", struct.pack("<d", b))[0]
+    return low & 0xFFFFFFFF
 
 
 def _signed(x: int) -> int:

@@ -8,27 +8,34 @@ runtime: SCRIPT FLUSH drops both.
 from __future__ import annotations
 
 import collections
-from typing import Any
+from typing import Protocol
 
-from .engine import ALLOW_CROSS_SLOT, EVAL_COMPAT_MODE, FLAG_NAMES, sha1hex
+from .convert import LuaValue
+from .engine import ALLOW_CROSS_SLOT, EVAL_COMPAT_MODE, FLAG_NAMES, LuaEngine, sha1hex
 
 LRU_LENGTH = 500
 
 
 class ScriptCompileError(Exception):
+    """A body that does not compile, or a bad shebang; ``message`` is Redis's error."""
+
     def __init__(self, message: bytes) -> None:
         super().__init__(message)
         self.message = message
 
 
 class EvalScript:
-    __slots__ = ("body", "flags", "fn", "evictable")
+    """A cached script: its body, SHA1, shebang flags and compiled function."""
 
-    def __init__(self, body: bytes, flags: int, fn: Any, evictable: bool) -> None:
+    __slots__ = ("body", "sha", "flags", "fn", "evictable")
+
+    def __init__(self, body: bytes, sha: bytes, flags: int, fn: LuaValue,
+                 evictable: bool) -> None:
         self.body = body
-        self.flags = flags
-        self.fn = fn
-        self.evictable = evictable
+        self.sha = sha              # lower-case hex SHA1 of the body
+        self.flags = flags          # SCRIPT_FLAG_* from the shebang, or EVAL_COMPAT_MODE
+        self.fn = fn                # the compiled chunk (in the eval engine)
+        self.evictable = evictable  # added by EVAL (in the LRU), not SCRIPT LOAD
 
 
 def split_args(line: bytes) -> list[bytes] | None:
@@ -125,12 +132,26 @@ def extract_shebang(body: bytes) -> tuple[int, int]:
     return flags, end
 
 
+class ScriptsOwner(Protocol):
+    """What the cache needs of its owner (``runner.Scripting``)."""
+
+    evicted_scripts: int  # INFO evicted_scripts
+
+    @property
+    def eval_engine(self) -> LuaEngine: ...  # compiles the bodies
+    def reset_eval(self) -> None: ...  # SCRIPT FLUSH: a fresh runtime
+
+
 class EvalScripts:
-    def __init__(self, host: Any) -> None:
-        self.host = host
+    """EVAL's cache: SHA1 -> script; the LRU of EVAL bodies (SCRIPT LOAD's stay)."""
+
+    __slots__ = ("owner", "cache", "lru", "memory")
+
+    def __init__(self, owner: ScriptsOwner) -> None:
+        self.owner = owner
         self.cache: dict[bytes, EvalScript] = {}
         self.lru: collections.OrderedDict[bytes, None] = collections.OrderedDict()
-        self.memory = 0
+        self.memory = 0  # INFO used_memory_scripts_eval
 
     def get(self, sha: bytes) -> EvalScript | None:
         s = self.cache.get(sha)
@@ -138,19 +159,28 @@ class EvalScripts:
             s = self.cache.get(sha.lower())
         return s
 
+    def get_body(self, body: bytes) -> EvalScript | None:
+        """The cached script with this body, if any."""
+        return self.cache.get(sha1hex(body))
+
+    @staticmethod
+    def shebang_flags(body: bytes) -> int:
+        """The flags a body declares (EVAL_COMPAT_MODE: none); ScriptCompileError."""
+        return extract_shebang(body)[0]
+
     def touch(self, sha: bytes) -> None:
         if sha in self.lru:
             self.lru.move_to_end(sha)
 
-    def create(self, body: bytes, from_eval: bool) -> bytes:
-        """luaCreateFunction: the SHA of ``body``, compiling it if new."""
+    def create(self, body: bytes, from_eval: bool) -> EvalScript:
+        """luaCreateFunction: the script of ``body``, compiled if new."""
         sha = sha1hex(body)
-        if sha in self.cache:
-            return sha
+        script = self.cache.get(sha)
+        if script is not None:  # SCRIPT LOAD of an EVAL'd body leaves it evictable, as Redis
+            return script
         flags, shebang_len = extract_shebang(body)
-        engine = self.host.eval_engine
         # A shebang line is skipped but its newline kept, so line numbers stay right.
-        fn, err = engine.compile(body[shebang_len:])
+        fn, err = self.owner.eval_engine.compile(body[shebang_len:])
         if fn is None:
             raise ScriptCompileError(b"ERR Error compiling script (new function): " + err)
         if from_eval:
@@ -159,17 +189,17 @@ class EvalScripts:
                 old = self.cache.pop(oldest, None)
                 if old is not None:
                     self.memory -= len(old.body) + 40
-                self.host.evicted_scripts += 1
+                self.owner.evicted_scripts += 1
             self.lru[sha] = None
-        self.cache[sha] = EvalScript(body, flags, fn, from_eval)
+        script = self.cache[sha] = EvalScript(body, sha, flags, fn, from_eval)
         self.memory += len(body) + 40
-        return sha
+        return script
 
     def flush(self) -> None:
         self.cache = {}
         self.lru = collections.OrderedDict()
         self.memory = 0
-        self.host.reset_eval()
+        self.owner.reset_eval()
 
 
 __all__ = ["ALLOW_CROSS_SLOT", "EvalScript", "EvalScripts", "ScriptCompileError",

@@ -238,8 +238,12 @@ class AclManager:
     # -- ACL LOG ----------------------------------------------------------------------------
 
     def add_log(self, client: Client, reason: int, context: bytes, obj: bytes,
-                username: bytes) -> None:
-        """``addACLLogEntry``: count the denial; group it with a recent similar one."""
+                username: bytes, cmd: Command | None = None) -> None:
+        """``addACLLogEntry``: count the denial; group it with a recent similar one.
+        ``cmd``: the command the entry's client info names, when it is not the client's
+        running one (a script's command, refused before it runs)."""
+        if cmd is not None:
+            client.cmd = cmd
         self.server.stats[STAT_NAMES[reason]] += 1
         max_len = self.server.config.acllog_max_len
         if max_len == 0:

@@ -31,6 +31,7 @@ from sluice.commands.errors import CommandError, ConfigError
 from sluice.commands.hash_common import count_field_expiry
 from sluice.commands.spec import F
 from sluice.protocol import ErrorReply, ProtocolError
+from sluice.scripting.runner import Scripting
 from sluice.storage.hashes import active_expire_fields
 from sluice.storage.keyspace import Clock, Database, Keyspace
 
@@ -43,7 +44,7 @@ from .dispatch import call, exec_queued, is_plain, reject, run_batch
 from .latency import LatencyMonitor
 from .pause import ClientPause
 from .pubsub import PubSub
-from .scripting import Scripting
+from .scripting import ScriptSupport
 from .streams_bg import StreamDirectory, retention_cycle
 
 if TYPE_CHECKING:
@@ -132,7 +133,8 @@ class Server:
         self.config.on_change("slowlog-max-len", lambda n: self._trim_slowlog())
         # ACL users (security.md); installs self.acl only while some user is restricted.
         self.acl_manager = AclManager(self)
-        self.scripting = Scripting(self)  # EVAL and functions (docs/scripting.md)
+        self.script_support = ScriptSupport(self)  # script clients, effects, the busy pump
+        self.scripting = Scripting(self.config, self.script_support)  # docs/scripting.md
         if self.config.rename_command:
             from .security import apply_renames
 
@@ -281,7 +283,8 @@ class Server:
         """INFO total_commands_processed: counted per client as Redis's call() counts them
         (EXEC's commands included; refused, queued and still blocked ones not), which keeps
         the per-command path to one integer add."""
-        return self.commands_base + sum(c.commands_processed for c in self.clients.values())
+        return (self.commands_base + sum(c.commands_processed for c in self.clients.values())
+                + sum(c.commands_processed for c in self.script_support.clients))
 
     def authenticate(self, username: bytes, password: bytes) -> bool:
         """Check credentials against the ACL users (requirepass is the default user's)."""
@@ -528,6 +531,10 @@ class Server:
     def reset_stats(self) -> None:
         """CONFIG RESETSTAT (``server/info.py``)."""
         info.reset_stats(self)
+
+    def call(self, client: Client, cmd: Command, argv: list[bytes]) -> Reply:
+        """Run a command as ``client`` through dispatch's choke point (scripts' redis.call)."""
+        return call(self, client, cmd, argv)
 
     def count_error(self, message: bytes) -> None:
         # The code is the first word, if a space comes within Redis's 32-byte window.

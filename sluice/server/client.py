@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from sluice.commands.context import Command, Context
+    from sluice.scripting.engine import ScriptRun
 
     from .app import Server, WatchedKey
     from .blocking import BlockState
@@ -52,6 +53,7 @@ class Client:
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
         "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo", "deferred_pushes",
         "blocked_usec", "net_input_bytes", "net_output_bytes", "commands_processed",
+        "script_run",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -112,6 +114,8 @@ class Client:
         self.net_input_bytes = 0
         self.net_output_bytes = 0
         self.commands_processed = 0
+        # A script client's run while it runs: its writes are recorded there, not logged.
+        self.script_run: ScriptRun | None = None
 
     # -- the handler API ------------------------------------------------------------------
 

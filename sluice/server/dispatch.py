@@ -27,6 +27,7 @@ from sluice.commands.errors import (
 from sluice.commands.spec import F
 from sluice.protocol import NULL_ARRAY, QUEUED, ErrorReply, Push, Replies
 from sluice.protocol.encoder import ENCODERS, encode_other
+from sluice.scripting.engine import PROPAGATE_AOF
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.stream_errors import StreamError
 
@@ -201,19 +202,22 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         if denied is not None:
             reject(server, client, denied, cmd)
             return
-    if server.script_busy and not cmd.flags & F.ALLOW_BUSY and server.scripting.run is not None:
-        # A script past busy-reply-threshold runs (BusyPump serves us from its hook): BUSY,
-        # through reject() so an EXEC is aborted with it (EXECABORT ... BUSY), as Redis
-        reject(server, client, CommandError(server.scripting.busy_error_text()), cmd)
-        return
-    if server.disk_error is not None and (cmd.flags & F.WRITE or cmd.name == "ping"):
+    flags = cmd.flags if cmd.get_flags is None else cmd.get_flags(client, argv, cmd.flags)
+    if server.script_busy and not flags & F.ALLOW_BUSY:
+        busy = server.scripting.busy_error()
+        if busy is not None:
+            # A script past busy-reply-threshold runs (BusyPump serves us from its hook):
+            # BUSY, through reject() so an EXEC is aborted with it (EXECABORT ... BUSY)
+            reject(server, client, CommandError(busy), cmd)
+            return
+    if server.disk_error is not None and (flags & F.WRITE or cmd.name == "ping"):
         # Redis's writeCommandsDeniedByDiskError: refuse writes (and PING) until the disk heals
         reject(server, client, CommandError(server.disk_error), cmd)
         return
     if client.kind == "pubsub" and not client.resp3 and cmd.name not in _PUBSUB_CONTEXT:
         reject(server, client, pubsub_context(cmd.name), cmd)  # RESP3 connections may run any
         return
-    if server.pause.mode and server.pause.must_hold(client, cmd):
+    if server.pause.mode and server.pause.must_hold(client, cmd, flags):
         server.pause.hold(client, argv)  # CLIENT PAUSE: run when the pause ends
         return
     if client.multi is not None and cmd.name not in _MULTI_IMMEDIATE:  # by table name: renames
@@ -335,7 +339,11 @@ def after_call(server: Server, client: Client, cmd: Command, argv: list[bytes], 
         argvs = client.propagate_argv
         if argvs is None:
             argvs = [argv]
-        if len(argvs) > 1 and not client.in_exec:
+        run = client.script_run
+        if run is not None:  # a script's write: logged when the script ends
+            if argvs and run.repl & PROPAGATE_AOF:
+                run.effects.extend((client.db.id, a) for a in argvs)
+        elif len(argvs) > 1 and not client.in_exec:
             # Several effects of one command are one transaction, as Redis 7+ propagates
             # them (propagatePendingCommands): SPOP's SREM batches, XREADGROUP's XCLAIMs,
             # a hash's expired fields with the write that found them.

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from sluice.commands.args import Args
 from sluice.commands.errors import CommandError
+from sluice.scripting.functions import LibraryError
 from sluice.storage import aof as fmt
 from sluice.storage.hashes import Hash
 from sluice.storage.keyspace import WrongTypeError
@@ -208,11 +209,10 @@ def load_functions(server: Server, codes: list[bytes]) -> None:
     limit; a library that fails to load fails the load, as in Redis)."""
     if not codes:
         return
-    from sluice.scripting.functions import LibraryError
     from sluice.storage import rdb
 
     try:
-        server.scripting.libraries.restore_codes(codes, b"FLUSH")
+        server.scripting.functions.restore_codes(codes, b"FLUSH")
     except LibraryError as e:
         raise rdb.RdbError("Failed loading library: " + e.message.decode(errors="replace")
                            ) from None

@@ -34,6 +34,10 @@ PAUSE_OFF, PAUSE_WRITE, PAUSE_ALL = 0, 1, 2
 _MAY_WRITE = F.WRITE | F.MAY_REPLICATE
 
 
+def _flags(client: Client, cmd: Command, argv: list[bytes]) -> int:
+    return cmd.flags if cmd.get_flags is None else cmd.get_flags(client, argv, cmd.flags)
+
+
 class ClientPause:
     __slots__ = ("server", "mode", "end", "timer", "held")
 
@@ -56,14 +60,16 @@ class ClientPause:
             self.timer.cancel()
         self.timer = loop.call_at(end, self._timed_out)
 
-    def must_hold(self, client: Client, cmd: Command) -> bool:
-        """Whether the current pause holds this command (called only while paused)."""
+    def must_hold(self, client: Client, cmd: Command, flags: int) -> bool:
+        """Whether the current pause holds this command (called only while paused).
+        ``flags`` are the command's for these arguments (a script's declared flags count:
+        Redis's getCommandFlags), and so are those of the commands EXEC would run."""
         if self.mode == PAUSE_ALL:
             return True
-        if cmd.flags & _MAY_WRITE:
+        if flags & _MAY_WRITE:
             return True
         if cmd.name == "exec" and client.multi:
-            return any(c.flags & _MAY_WRITE for c, _ in client.multi)
+            return any(_flags(client, c, argv) & _MAY_WRITE for c, argv in client.multi)
         return False
 
     def hold(self, client: Client, argv: list[bytes]) -> None:

@@ -167,7 +167,7 @@ def iter_commands(server: Server) -> Iterator[bytes]:
     """RESP chunks that rebuild the keyspace (expired keys skipped)."""
     now = server.keyspace.clock.now_ms()
     cfg = server.config
-    for lib in server.scripting.libraries.libraries.values():  # Redis's rewriteFunctions
+    for lib in server.scripting.functions.libraries.values():  # Redis's rewriteFunctions
         yield encode_command([b"FUNCTION", b"LOAD", lib.code])
     for db in server.keyspace.dbs:
         if not db.data:
@@ -212,7 +212,7 @@ def rdb_chunks(server: Server, aof_base: bool = False) -> Iterator[bytes]:
     cfg = server.config
     return rdb.dump_keyspace(server.keyspace, compress=cfg.rdbcompression,
                              checksum=cfg.rdbchecksum, aof_base=aof_base,
-                             functions=server.scripting.libraries.records())
+                             functions=server.scripting.functions.records())
 
 
 def write_aof_base(server: Server, path: str, use_rdb: bool) -> None:

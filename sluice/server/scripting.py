@@ -1,121 +1,46 @@
-"""The server side of scripting: the script clients, ``redis.call``'s way into dispatch, and
-the event pump that keeps other clients served while a script is busy.
+"""The server side of scripting: the script clients, a run's effects on their way to the
+AOF, and the event pump that keeps other clients served while a script is busy.
 
-``Scripting`` implements ``sluice.scripting.engine.ScriptHost`` for the two Lua engines (EVAL
-and functions). ``script_call`` is Redis's ``scriptCall``: lookup, arity, ``noscript``, ACL as
-the calling user, writes refused from read-only runs or on disk errors, then
-``dispatch.call`` on the script client, so command stats, errors, the slow log, MONITOR,
-WATCH and AOF propagation are kept by the same code as for any client. While a script runs,
-``server.aof`` is a ``_Effects`` recorder: the script's writes are fed to the real AOF when
-it returns, wrapped in MULTI/EXEC when there are several (Redis 7's effects replication).
+``ScriptSupport`` is what ``sluice.scripting.runner.Scripting`` asks of the server
+(``ScriptServer``): a client with no connection for each engine (Redis's ``lua_client``),
+the recording of a run's writes, and ``BusyPump``. While a script runs, its client's
+``script_run`` is set, and ``dispatch.after_call`` records the writes the AOF would log into
+the run (``redis.set_repl`` decides); when the script returns they go to the AOF, wrapped in
+MULTI/EXEC when there are several (Redis 7's effects replication; EVAL itself is never
+logged).
 
 ``BusyPump`` is Redis's ``processEventsWhileBlocked`` for a script past
 ``busy-reply-threshold``: see docs/scripting.md, "Long scripts".
 
-Mirrors ``script.c`` (scriptCall and the verify* steps) and ``networking.c``'s
+Mirrors ``script.c`` (``scriptResetRun``'s propagation) and ``networking.c``'s
 ``processEventsWhileBlocked``.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import select
 import socket
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from sluice.commands.errors import CommandError
-from sluice.commands.spec import F
-from sluice.protocol import Raw
-from sluice.scripting.engine import (
-    PROPAGATE_AOF,
-    LuaEngine,
-    ScriptError,
-    ScriptRun,
-)
-from sluice.scripting.functions import FunctionLibraries
-from sluice.scripting.scripts import EvalScripts
+from sluice.scripting.engine import ScriptRun
 
 from .client import Client
-from .dispatch import call, lookup
+from .connection import ClientProtocol
 
 if TYPE_CHECKING:
     from .app import Server
 
-log = logging.getLogger("sluice")
 
-_LOG_LEVELS = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
-_PY_LEVELS = (logging.DEBUG, logging.INFO, logging.INFO, logging.WARNING)
+class ScriptSupport:
+    """``runner.ScriptServer`` for one server."""
 
-
-class _Effects:
-    """Stands in for ``server.aof`` while a script runs: records what the script's commands
-    would log, in order, with their database."""
-
-    __slots__ = ("run", "buf")
-
-    def __init__(self, run: ScriptRun) -> None:
-        self.run = run
-        self.buf = b""
-
-    def feed(self, db_id: int, argvs: list[list[bytes]]) -> None:
-        if self.run.repl & PROPAGATE_AOF:
-            for argv in argvs:
-                self.run.effects.append((db_id, argv))
-
-    def begin_multi(self, db_id: int) -> None:
-        pass
-
-    def end_multi(self) -> None:
-        pass
-
-
-class Scripting:
-    """The scripting state of one server: engines, the script cache, libraries, the run."""
+    __slots__ = ("server", "pump", "clients")
 
     def __init__(self, server: Server) -> None:
         self.server = server
-        self.run: ScriptRun | None = None
         self.pump = BusyPump(server)
-        self._eval: LuaEngine | None = None
-        self._functions: LuaEngine | None = None
-        self.scripts = EvalScripts(self)
-        self.libraries = FunctionLibraries(self)
-        self.evicted_scripts = 0
-        self.eval_client: Client | None = None      # the script clients (Redis's lua_client)
-        self.function_client: Client | None = None
-
-    # -- engines, created on first use -------------------------------------------------------
-
-    @property
-    def eval_engine(self) -> LuaEngine:
-        if self._eval is None:
-            self._eval = LuaEngine("eval", self)
-        return self._eval
-
-    @property
-    def function_engine(self) -> LuaEngine:
-        if self._functions is None:
-            self._functions = LuaEngine("function", self)
-        return self._functions
-
-    def vm_memory(self) -> tuple[int, int]:
-        """Bytes held by the eval and the functions Lua runtimes (INFO used_memory_vm_*)."""
-        ev = self._eval.used_memory() if self._eval is not None else 0
-        fn = self._functions.used_memory() if self._functions is not None else 0
-        return ev, fn
-
-    def functions_memory(self) -> int:
-        """The libraries' code and names (INFO used_memory_functions), roughly as Redis."""
-        return sum(len(lib.code) + len(lib.name) + 64 * (1 + len(lib.functions))
-                   for lib in self.libraries.libraries.values())
-
-    def reset_eval(self) -> None:
-        """SCRIPT FLUSH: a fresh runtime (Redis's scriptingReset)."""
-        self._eval = None
-
-    def reset_functions(self) -> None:
-        self._functions = None
+        self.clients: list[Client] = []  # the script clients (INFO counts their commands)
 
     def new_script_client(self) -> Client:
         c = Client(self.server, 0, None)
@@ -123,157 +48,42 @@ class Scripting:
         c.laddr = "lua"
         c.authenticated = True
         c.in_exec = True  # scripts never block (CLIENT_DENY_BLOCKING)
+        self.clients.append(c)
         return c
 
-    # -- ScriptHost ----------------------------------------------------------------------------
-
-    @property
-    def busy_reply_threshold(self) -> int:
-        return int(self.server.config.busy_reply_threshold)
-
-    def deprecated_api(self) -> bool:
-        return bool(self.server.config.lua_enable_deprecated_api)
-
-    def script_log(self, level: int, message: bytes) -> None:
-        verbosity = _LOG_LEVELS.get(self.server.config.loglevel, 2)
-        if level >= verbosity:
-            log.log(_PY_LEVELS[level], "%s", message.decode(errors="replace"))
-
-    def acl_check_cmd(self, run: ScriptRun, argv: list[bytes]) -> bytes | bool:
-        found = lookup(self.server.table, argv)
-        if isinstance(found, CommandError):
-            if found.message.startswith(b"ERR wrong number"):
-                return b"Wrong number of args for redis.acl_check_cmd()"
-            return b"Invalid command passed to redis.acl_check_cmd()"
-        manager = self.server.acl_manager
-        user = manager.users.get(run.caller.user)
-        if user is None:
-            return False
-        res, _ = user.check(found, argv)
-        return bool(res == 0)
-
-    def script_call(self, run: ScriptRun, argv: list[bytes]) -> Any:
-        """scriptCall: the checks Redis makes for a command from a script, then ``call``."""
-        server = self.server
-        client = run.client
-        client.user = run.caller.user
-        cmd = server.table.get(argv[0].lower())
-        if cmd is not None and cmd.subcommands and len(argv) >= 2:
-            cmd = cmd.subcommands.get(argv[1].lower())
-            if cmd is None:
-                raise ScriptError(b"Unknown Redis command called from script")
-        if cmd is None:
-            raise ScriptError(b"Unknown Redis command called from script")
-        if (cmd.arity > 0 and cmd.arity != len(argv)) or len(argv) < -cmd.arity:
-            self._rejected(cmd, b"ERR Wrong number of args calling Redis command from script")
-        if cmd.flags & F.NOSCRIPT:
-            self._rejected(cmd, b"ERR This Redis command is not allowed from script")
-        acl = server.acl
-        if acl is not None and client.user in acl.restricted:
-            self._check_acl(client, cmd, argv)
-        if run.read_only and cmd.flags & (F.WRITE | F.MAY_REPLICATE):
-            self._rejected(cmd, b"ERR Write commands are not allowed from read-only scripts.")
-        if cmd.flags & F.WRITE:
-            if not run.write_dirty and server.disk_error is not None:
-                self._rejected(cmd, server.disk_error.encode())
-            run.write_dirty = True
-        reply = call(server, client, cmd, argv)
-        return reply
-
-    def _rejected(self, cmd: Any, message: bytes) -> None:
-        """Refused before it ran: counted as Redis's afterErrorReply + rejected call."""
-        cmd.rejected_calls += 1
-        self.server.count_error(message)
-        raise ScriptError(b"-" + message)
-
-    def _check_acl(self, client: Client, cmd: Any, argv: list[bytes]) -> None:
-        from .acl import NOPERM_EXEC_REASONS, denial_message  # noqa: F401 (same package)
-
-        manager = self.server.acl_manager
-        user = manager.users[client.user]
-        res, idx = user.check(cmd, argv)
-        if res == 0:
-            return
-        obj = cmd.name.encode() if res == 1 else argv[idx]
-        client.cmd = cmd
-        manager.add_log(client, res, b"lua", obj, user.name)
-        msg = denial_message(res, user, cmd, None).removeprefix(b"NOPERM ")
-        self._rejected(cmd, b"ERR ACL failure in script: " + msg)
+    def script_started(self, run: ScriptRun) -> None:
+        # dispatch.after_call records this client's writes into the run instead of the AOF
+        _own(run).script_run = run
 
     def script_busy(self, run: ScriptRun) -> None:
         self.server.script_busy = True
         self.pump.serve(run)
 
-    # -- running --------------------------------------------------------------------------------
-
-    def execute(self, engine: LuaEngine, run: ScriptRun, fn: Any, keys: list[bytes],
-                args: list[bytes]) -> Any:
-        """Run a script with its effects recorded, then propagate them (MULTI/EXEC when there
-        are several); returns the reply for the caller."""
+    def script_ended(self, run: ScriptRun) -> None:
         server = self.server
-        caller = run.caller
-        client = run.client
-        client.db = caller.db
-        client.resp3 = False
-        real_aof = server.aof
-        if real_aof is not None:
-            server.aof = _Effects(run)
-        self.run = run
-        try:
-            reply = engine.call(run, fn, keys, args)
-        finally:
-            self.run = None
-            if real_aof is not None:
-                server.aof = real_aof
-            if run.timedout:
-                self.server.script_busy = False
-                self.pump.finish()
-        caller.propagate_argv = []  # EVAL / FCALL themselves are never logged
-        if run.effects and real_aof is not None:
-            effects = run.effects
+        _own(run).script_run = None
+        aof = server.aof
+        effects = run.effects
+        if aof is not None and effects:
             if len(effects) > 1:
-                real_aof.begin_multi(effects[0][0])
+                aof.begin_multi(effects[0][0])
                 for db_id, argv in effects:
-                    real_aof.feed(db_id, [argv])
-                real_aof.end_multi()
+                    aof.feed(db_id, [argv])
+                aof.end_multi()
             else:
-                real_aof.feed(effects[0][0], [effects[0][1]])
+                aof.feed(effects[0][0], [effects[0][1]])
+        if run.timedout:
+            server.script_busy = False
+            self.pump.finish()
         if run.shutdown:
             server.request_shutdown()
-        return reply
-
-    def kill(self, eval_mode: bool) -> Any:
-        """SCRIPT KILL (eval_mode) / FUNCTION KILL."""
-        run = self.run
-        if run is None:
-            raise CommandError("NOTBUSY No scripts in execution right now.")
-        if run.write_dirty:
-            raise CommandError(
-                "UNKILLABLE Sorry the script already executed write commands against the "
-                "dataset. You can either wait the script termination or kill the server in a "
-                "hard way using the SHUTDOWN NOSAVE command.")
-        if eval_mode and not run.eval_mode:
-            raise CommandError(BUSY_FUNCTION)
-        if not eval_mode and run.eval_mode:
-            raise CommandError(BUSY_EVAL)
-        run.killed = True
-        return None
-
-    def busy_error_text(self) -> str:
-        run = self.run
-        return BUSY_FUNCTION if run is not None and not run.eval_mode else BUSY_EVAL
-
-    def busy_error(self) -> Raw | None:
-        """The BUSY error for other clients while a timed-out script runs, or None."""
-        run = self.run
-        if run is None or not run.timedout:
-            return None
-        return Raw(b"-" + (BUSY_EVAL if run.eval_mode else BUSY_FUNCTION).encode() + b"\r\n")
 
 
-BUSY_EVAL = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
-BUSY_FUNCTION = ("BUSY Redis is busy running a script. You can only call FUNCTION KILL or "
-                 "SHUTDOWN NOSAVE.")
+def _own(run: ScriptRun) -> Client:
+    """The run's script client, which ``new_script_client`` made."""
+    client = run.client
+    assert isinstance(client, Client)
+    return client
 
 
 class _PumpTransport:
@@ -291,7 +101,7 @@ class _PumpTransport:
         except OSError:
             self.peer = self.local = None
 
-    def write(self, data: Any) -> None:
+    def write(self, data: bytes | bytearray | memoryview) -> None:
         if self.closed:
             return
         view = memoryview(bytes(data))
@@ -309,7 +119,7 @@ class _PumpTransport:
     def get_write_buffer_size(self) -> int:
         return 0
 
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
+    def get_extra_info(self, name: str, default: object = None) -> object:
         return {"socket": self.sock, "peername": self.peer, "sockname": self.local}.get(
             name, default)
 
@@ -362,7 +172,7 @@ class BusyPump:
     def serve(self, run: ScriptRun) -> None:
         server = self.server
         poller = select.poll()
-        fds: dict[int, Any] = {}
+        fds: dict[int, socket.socket | Client] = {}
         for fd, lsock in self._listeners().items():
             poller.register(fd, select.POLLIN)
             fds[fd] = lsock
@@ -431,8 +241,6 @@ class BusyPump:
 
     def finish(self) -> None:
         """The script ended: hand connections accepted meanwhile to the event loop."""
-        from .connection import ClientProtocol
-
         accepted, self.accepted = self.accepted, []
         for _, s in self.listen_socks.items():
             s.close()
