@@ -27,9 +27,23 @@ from .args import Args
 from .context import Command, Context, Reply
 from .errors import CommandError, subcommand_syntax
 from .introspection import help_reply
-from .spec import DENYOOM, FAST, LOADING, NOSCRIPT, PUBSUB, STALE, A, K, cmd, key_at
+from .spec import (
+    DENYOOM,
+    FAST,
+    LOADING,
+    MAY_REPLICATE,
+    NOSCRIPT,
+    PUBSUB,
+    STALE,
+    A,
+    K,
+    cmd,
+    key_at,
+)
 
-_PUB = PUBSUB | LOADING | STALE | FAST
+# may-replicate (hidden from COMMAND INFO, as Redis hides it): a message is propagated, so
+# CLIENT PAUSE WRITE holds PUBLISH and read-only scripts may not call it.
+_PUB = PUBSUB | LOADING | STALE | FAST | MAY_REPLICATE
 _INFO = PUBSUB | LOADING | STALE
 _UNSUB = PUBSUB | NOSCRIPT | LOADING | STALE
 _SUB = _UNSUB | DENYOOM  # Redis 8 refuses new subscriptions when out of memory

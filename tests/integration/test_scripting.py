@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import redis
 
-from tests.support import wait_until
+from tests.support import RawClient, ThreadedServer, wait_until
 
 
 def test_eval_and_evalsha(rr: redis.Redis) -> None:
@@ -103,3 +103,72 @@ def _busy(client: redis.Redis) -> bool:
     except redis.ResponseError as e:
         return "BUSY" in str(e)
     return False
+
+
+# -- CLIENT PAUSE WRITE and a script's declared flags (getCommandFlags) --------------------------
+
+_NO_WRITES = "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])"
+_WRITES = "#!lua\nreturn redis.call('incr', KEYS[1])"
+
+
+def test_pause_write_spares_scripts_that_cannot_write(make_server: Any) -> None:
+    server = make_server()
+    ctl = server.client(socket_timeout=10)
+    other = RawClient(server.port)
+    try:
+        ctl.set("k", "1")
+        ctl.function_load("#!lua name=lib\nredis.register_function{function_name='ro', "
+                          "callback=function(k) return redis.call('get', k[1]) end, "
+                          "flags={'no-writes'}}")
+        sha = ctl.script_load(_NO_WRITES)
+        ctl.execute_command("CLIENT", "PAUSE", "100000", "WRITE")
+        # Declared no-writes (EVAL, EVALSHA, FCALL), or run read-only: answered at once.
+        assert other.call("EVAL", _NO_WRITES, "1", "k") == b"$1\r\n1\r\n"
+        assert other.call("EVALSHA", sha, "1", "k") == b"$1\r\n1\r\n"
+        assert other.call("FCALL", "ro", "1", "k") == b"$1\r\n1\r\n"
+        assert other.call("EVAL_RO", "return redis.call('get', KEYS[1])", "1", "k") \
+            == b"$1\r\n1\r\n"
+        # ... and inside a transaction.
+        assert other.call("MULTI") == b"+OK\r\n"
+        assert other.call("EVAL", _NO_WRITES, "1", "k") == b"+QUEUED\r\n"
+        assert other.call("EXEC") == b"*1\r\n$1\r\n1\r\n"
+        # A script that declares flags without no-writes is a write: held until UNPAUSE.
+        other.send_raw(b"*4\r\n$4\r\nEVAL\r\n$%d\r\n%s\r\n$1\r\n1\r\n$1\r\nk\r\n"
+                       % (len(_WRITES), _WRITES.encode()))
+        wait_until(lambda: _held(server) == 1, what="EVAL held")
+        assert ctl.get("k") == b"1"
+        ctl.execute_command("CLIENT", "UNPAUSE")
+        assert other.read_reply() == b":2\r\n"
+    finally:
+        other.close()
+        ctl.close()
+
+
+def test_pause_write_holds_a_script_without_flags(make_server: Any) -> None:
+    # No shebang: EVAL keeps its row's may-replicate flag, so a pause holds it, read or not.
+    server = make_server()
+    ctl = server.client(socket_timeout=10)
+    other = RawClient(server.port)
+    try:
+        ctl.execute_command("CLIENT", "PAUSE", "100000", "WRITE")
+        other.send_raw(b"*3\r\n$4\r\nEVAL\r\n$8\r\nreturn 1\r\n$1\r\n0\r\n")
+        wait_until(lambda: _held(server) == 1, what="EVAL held")
+        ctl.execute_command("CLIENT", "UNPAUSE")
+        assert other.read_reply() == b":1\r\n"
+    finally:
+        other.close()
+        ctl.close()
+
+
+def test_read_only_scripts_may_not_publish(r: redis.Redis) -> None:
+    # PUBLISH is may-replicate: a write for a read-only script (script.c), as on Redis.
+    with pytest.raises(redis.ResponseError, match="^Write commands are not allowed from "
+                       "read-only scripts"):
+        r.eval_ro("return redis.call('publish', 'ch', 'msg')", 0)
+    with pytest.raises(redis.ResponseError, match="^Write commands are not allowed"):
+        r.eval("#!lua flags=no-writes\nreturn redis.call('publish', 'ch', 'msg')", 0)
+    assert r.eval("return redis.call('publish', 'ch', 'msg')", 0) == 0
+
+
+def _held(server: ThreadedServer) -> int:
+    return server.call(lambda: len(server.server.pause.held))  # type: ignore[no-any-return]
