@@ -37,25 +37,25 @@ def _expire(ctx: Context, args: Args, relative: bool, seconds: bool) -> Reply:
     argv = args.argv
     key, param = argv[1], argv[2]
     flags = 0
-    for opt in argv[3:]:
-        bit = _OPTIONS.get(opt.lower())
-        if bit is None:
-            raise CommandError(UNSUPPORTED_OPTION % opt.decode("utf-8", "replace"))
-        flags |= bit
-    if flags & _NX and flags & (_XX | _GT | _LT):
-        raise CommandError(EXPIRE_NX_CONFLICT)
-    if flags & _GT and flags & _LT:
-        raise CommandError(EXPIRE_GT_LT_CONFLICT)
+    if len(argv) > 3:
+        for opt in argv[3:]:
+            bit = _OPTIONS.get(opt.lower())
+            if bit is None:
+                raise CommandError(UNSUPPORTED_OPTION % opt.decode("utf-8", "replace"))
+            flags |= bit
+        if flags & _NX and flags & (_XX | _GT | _LT):
+            raise CommandError(EXPIRE_NX_CONFLICT)
+        if flags & _GT and flags & _LT:
+            raise CommandError(EXPIRE_GT_LT_CONFLICT)
     when = parse_int(param)
-    invalid = INVALID_EXPIRE % command_name(ctx)
     if seconds:
         if when > _SECONDS_MAX or when < _SECONDS_MIN:
-            raise CommandError(invalid)
+            raise CommandError(INVALID_EXPIRE % command_name(ctx))
         when *= 1000
     now = ctx.now_ms()
     if relative:
         if when > LLONG_MAX - now:
-            raise CommandError(invalid)
+            raise CommandError(INVALID_EXPIRE % command_name(ctx))
         when += now
     db = ctx.db
     if db.get(key) is None:

@@ -50,6 +50,7 @@ FLAG_NAMES: tuple[tuple[int, bytes], ...] = (
 )
 PROPAGATE_AOF, PROPAGATE_REPL = 1, 2
 
+_2_63 = 1 << 63
 KILLED_MESSAGE = b"Script killed by user with SCRIPT KILL..."
 DEFAULT_MAX_MEMORY = 1 << 30
 
@@ -268,24 +269,31 @@ class LuaEngine:
     def _call_raise(self, *args: LuaValue) -> LuaValue:
         """redis.call: the reply as a Lua value; an error (refused or replied) raises.
 
-        The hot path of every script: arguments that are all strings (nearly always) go
-        straight to the host; anything else takes ``_call``'s general path."""
+        The hot path of every script, written flat (each Python call costs): strings and
+        integers (nearly always) make the argv at once, bulk and integer replies go back
+        as they are; anything else takes ``_call``'s general path."""
         run = self.run
+        argv: list[bytes] | None = []
         for a in args:
-            if type(a) is not bytes:
+            if type(a) is bytes:
+                argv.append(a)  # type: ignore[union-attr]
+            elif type(a) is int:  # lupa makes ints of integral numbers in int64's range
+                argv.append(b"%d" % a)  # type: ignore[union-attr]
+            else:
+                argv = None
                 break
-        else:
-            if args and run is not None:
-                try:
-                    reply = self.host.script_call(run, list(args))
-                except ScriptError as e:
-                    raise LuaRaise(self.conv.err_table(e.message, counted=True)) from None
-                if type(reply) is bytes:
-                    return reply
-                value = self.conv.reply_to_lua(reply, run.resp3)
-                if type(reply) is ErrorReply:
-                    raise LuaRaise(value)
-                return value
+        if argv and run is not None:
+            try:
+                reply = self.host.script_call(run, argv)
+            except ScriptError as e:
+                raise LuaRaise(self.conv.err_table(e.message, counted=True)) from None
+            t = type(reply)
+            if t is bytes or (t is int and -_2_63 <= reply < _2_63):  # type: ignore[operator]
+                return reply
+            value = self.conv.reply_to_lua(reply, run.resp3)
+            if t is ErrorReply:
+                raise LuaRaise(value)
+            return value
         failed, value = self._call(True, *args)
         if failed:
             raise LuaRaise(value)
@@ -570,11 +578,9 @@ class LuaEngine:
         """Run ``fn`` (a compiled EVAL body or a registered function) for ``run``; returns
         the reply for the caller (bytes / int / None / Raw, or an ErrorReply to count)."""
         self.run = run
-        run.client.resp3 = False
-        hook = self.host.busy_reply_threshold > 0
         runner = self._run_eval if run.eval_mode else self._run_function
         try:
-            ok, value = runner(fn, hook, len(keys), *keys, *args)
+            ok, value = runner(fn, len(keys), *keys, *args)
         except lupa.LuaMemoryError:
             ok, value = False, b"not enough memory"
         except lupa.LuaError as e:  # an error inside the error handler itself

@@ -61,9 +61,8 @@ class ScriptServer(Protocol):
     (``server.scripting.ScriptSupport``)."""
 
     def new_script_client(self) -> Context: ...  # no connection, never blocks (lua_client)
-    def script_started(self, run: ScriptRun) -> None: ...  # record its writes from now on
     def script_busy(self, run: ScriptRun) -> None: ...  # past the threshold: serve others
-    def script_ended(self, run: ScriptRun) -> None: ...  # log its writes; busy no more
+    def script_ended(self, run: ScriptRun) -> None: ...  # it wrote, timed out or must stop
 
 
 class Scripting:
@@ -252,19 +251,20 @@ class Scripting:
                 raise CommandError(errors.RO_WITH_WRITE_FLAG)
         read_only = ro or (not compat and bool(script_flags & NO_WRITES))
         allow_oom = not compat and bool(script_flags & ALLOW_OOM)
-        client = self._client(eval_mode)
+        client = self._eval_client if eval_mode else self._function_client
+        if client is None:
+            client = self._client(eval_mode)
         client.db = caller.db
         client.user = caller.user
         client.resp3 = False
         run = ScriptRun(caller, client, server, funcname, eval_mode, read_only, allow_oom)
-        host = self.host
-        host.script_started(run)
-        self.run = run
+        self.run = run  # the script client's writes are recorded into it (dispatch)
         try:
             reply = engine.call(run, fn, keys, args)
         finally:
             self.run = None
-            host.script_ended(run)
+            if run.effects or run.timedout or run.shutdown:
+                self.host.script_ended(run)
         caller.rewrite_argv()  # EVAL / FCALL themselves are never logged: their effects are
         if type(reply) is CountedError:
             cmd = caller.cmd
@@ -287,8 +287,9 @@ class Scripting:
             sha = script.sha
         if script.evictable:
             scripts.touch(sha)
-        return self._execute(caller, self.eval_engine, script.fn, sha, True, script.flags,
-                             read_only, keys, args)
+        engine = self._eval or self.eval_engine
+        return self._execute(caller, engine, script.fn, sha, True, script.flags, read_only,
+                             keys, args)
 
     def fcall(self, caller: Context, name: bytes, read_only: bool, keys: list[bytes],
               args: list[bytes]) -> Reply:

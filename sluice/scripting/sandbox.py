@@ -450,15 +450,19 @@ end
 -- Entry points for the engine (never reachable from scripts).
 
 local hookfn = py.hook
-local KILLED = nil
 local hook
+-- The count hook stays set between runs (setting it costs a C call per run; no Lua code runs
+-- between scripts but ours, for which the Python side answers "go on"). A kill switches it to
+-- every line; the next run puts it back.
+local counting = false
 hook = function()
   local verdict = hookfn()
   if verdict then
-    -- Not in our own code: the runner clears the hook right after xpcall returns, and a
-    -- line event there must not raise outside the protected call.
+    -- Not in our own code: a line event in the runner after xpcall returns must not raise
+    -- outside the protected call.
     local i = dgetinfo(2, "S")
     if i and i.source == INTERNAL then return end
+    counting = false
     dsethook(hook, "l")        -- fire on every line: pcall cannot swallow the kill
     error(verdict)
   end
@@ -472,30 +476,29 @@ function E.compile(body, chunkname)
   return f, err
 end
 
+-- KEYS and ARGV from the arguments: the first nkeys are keys.
 local function set_args(nkeys, ...)
-  local all = {...}
-  local n = select("#", ...)
-  local keys, argv = {}, {}
-  for i = 1, nkeys do keys[i] = all[i] end
-  for i = nkeys + 1, n do argv[i - nkeys] = all[i] end
+  local keys, argv = {...}, {}
+  for i = nkeys + 1, select("#", ...) do
+    argv[i - nkeys] = keys[i]
+    keys[i] = nil
+  end
   return keys, argv
 end
 
-function E.run_eval(f, with_hook, nkeys, ...)
+function E.run_eval(f, nkeys, ...)
   local keys, argv = set_args(nkeys, ...)
   rawset(S, "KEYS", keys)
   rawset(S, "ARGV", argv)
-  if with_hook then dsethook(hook, "", 100000) end
-  local ok, r = xpcall(f, errh)
-  if with_hook then dsethook() end
+  if not counting then dsethook(hook, "", 100000); counting = true end
+  local ok, r = xpcall(f, errh)  -- the first value only, as Redis reads one
   return ok, r
 end
 
-function E.run_function(f, with_hook, nkeys, ...)
+function E.run_function(f, nkeys, ...)
   local keys, argv = set_args(nkeys, ...)
-  if with_hook then dsethook(hook, "", 100000) end
+  if not counting then dsethook(hook, "", 100000); counting = true end
   local ok, r = xpcall(function() return f(keys, argv) end, errh)
-  if with_hook then dsethook() end
   return ok, r
 end
 
@@ -505,9 +508,8 @@ function E.load_library(body)
   if not f then return false, "compile", err end
   setfenv(f, SG)
   gmt.__index = L
-  dsethook(hook, "", 100000)
+  if not counting then dsethook(hook, "", 100000); counting = true end
   local ok, r = xpcall(f, errh)
-  dsethook()
   gmt.__index = S
   if not ok then return false, "run", r end
   return true

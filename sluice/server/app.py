@@ -22,6 +22,8 @@ import logging
 import secrets
 import socket
 import time
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from sluice.commands import load_table
@@ -133,6 +135,9 @@ class Server:
         self.config.on_change("slowlog-max-len", lambda n: self._trim_slowlog())
         # ACL users (security.md); installs self.acl only while some user is restricted.
         self.acl_manager = AclManager(self)
+        # Run a command as a client through dispatch's choke point (scripts' redis.call): the
+        # function itself, bound, so a script's command costs no extra Python frame.
+        self.call: Callable[[Client, Command, list[bytes]], Reply] = partial(call, self)
         self.script_support = ScriptSupport(self)  # script clients, effects, the busy pump
         self.scripting = Scripting(self.config, self.script_support)  # docs/scripting.md
         if self.config.rename_command:
@@ -531,10 +536,6 @@ class Server:
     def reset_stats(self) -> None:
         """CONFIG RESETSTAT (``server/info.py``)."""
         info.reset_stats(self)
-
-    def call(self, client: Client, cmd: Command, argv: list[bytes]) -> Reply:
-        """Run a command as ``client`` through dispatch's choke point (scripts' redis.call)."""
-        return call(self, client, cmd, argv)
 
     def count_error(self, message: bytes) -> None:
         # The code is the first word, if a space comes within Redis's 32-byte window.

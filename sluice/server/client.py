@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     import asyncio
 
     from sluice.commands.context import Command, Context
-    from sluice.scripting.engine import ScriptRun
 
     from .app import Server, WatchedKey
     from .blocking import BlockState
@@ -53,7 +52,7 @@ class Client:
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
         "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo", "deferred_pushes",
         "blocked_usec", "net_input_bytes", "net_output_bytes", "commands_processed",
-        "script_run",
+        "is_script",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -114,8 +113,9 @@ class Client:
         self.net_input_bytes = 0
         self.net_output_bytes = 0
         self.commands_processed = 0
-        # A script client's run while it runs: its writes are recorded there, not logged.
-        self.script_run: ScriptRun | None = None
+        # A script client (Redis's lua_client): its writes are recorded into the running
+        # script's effects (server.scripting.run), which are logged when the script ends.
+        self.is_script = False
 
     # -- the handler API ------------------------------------------------------------------
 

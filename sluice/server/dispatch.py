@@ -202,7 +202,10 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         if denied is not None:
             reject(server, client, denied, cmd)
             return
-    flags = cmd.flags if cmd.get_flags is None else cmd.get_flags(client, argv, cmd.flags)
+    flags = cmd.flags
+    if cmd.get_flags is not None and (server.script_busy or server.disk_error is not None
+                                      or server.pause.mode):
+        flags = cmd.get_flags(client, argv, flags)  # EVAL*/FCALL*: the script's own flags
     if server.script_busy and not flags & F.ALLOW_BUSY:
         busy = server.scripting.busy_error()
         if busy is not None:
@@ -290,8 +293,14 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
     client.propagate_argv = None
     dirty = server.dirty
     start = _perf_ns()
+    if client.is_script:  # a script's command: its client's own cursor (none is nested)
+        args = client.args
+        args.argv = argv
+        args.pos = cmd.first_arg
+    else:
+        args = Args(argv, cmd.first_arg)
     try:
-        reply = cmd.handler(client, Args(argv, cmd.first_arg))  # type: ignore[misc]  # containers never run
+        reply = cmd.handler(client, args)  # type: ignore[misc]  # containers never run
     except Exception as e:  # noqa: BLE001 - a bug must never take the server down
         reply = handler_error(server, cmd, e)
     duration = (_perf_ns() - start) // 1000
@@ -339,9 +348,9 @@ def after_call(server: Server, client: Client, cmd: Command, argv: list[bytes], 
         argvs = client.propagate_argv
         if argvs is None:
             argvs = [argv]
-        run = client.script_run
-        if run is not None:  # a script's write: logged when the script ends
-            if argvs and run.repl & PROPAGATE_AOF:
+        if client.is_script:  # a script's write: logged when the script ends
+            run = server.scripting.run  # (redis.set_repl decides)
+            if argvs and run is not None and run.repl & PROPAGATE_AOF:
                 run.effects.extend((client.db.id, a) for a in argvs)
         elif len(argvs) > 1 and not client.in_exec:
             # Several effects of one command are one transaction, as Redis 7+ propagates

@@ -3,9 +3,9 @@ AOF, and the event pump that keeps other clients served while a script is busy.
 
 ``ScriptSupport`` is what ``sluice.scripting.runner.Scripting`` asks of the server
 (``ScriptServer``): a client with no connection for each engine (Redis's ``lua_client``),
-the recording of a run's writes, and ``BusyPump``. While a script runs, its client's
-``script_run`` is set, and ``dispatch.after_call`` records the writes the AOF would log into
-the run (``redis.set_repl`` decides); when the script returns they go to the AOF, wrapped in
+the logging of a run's writes, and ``BusyPump``. A script client is marked ``is_script``:
+``dispatch.after_call`` records the writes the AOF would log into the running script
+(``redis.set_repl`` decides); when the script returns they go to the AOF, wrapped in
 MULTI/EXEC when there are several (Redis 7's effects replication; EVAL itself is never
 logged).
 
@@ -48,20 +48,17 @@ class ScriptSupport:
         c.laddr = "lua"
         c.authenticated = True
         c.in_exec = True  # scripts never block (CLIENT_DENY_BLOCKING)
+        c.is_script = True  # dispatch.after_call records its writes into the running script
         self.clients.append(c)
         return c
-
-    def script_started(self, run: ScriptRun) -> None:
-        # dispatch.after_call records this client's writes into the run instead of the AOF
-        _own(run).script_run = run
 
     def script_busy(self, run: ScriptRun) -> None:
         self.server.script_busy = True
         self.pump.serve(run)
 
     def script_ended(self, run: ScriptRun) -> None:
+        """Called when the run wrote, timed out, or met SHUTDOWN NOSAVE."""
         server = self.server
-        _own(run).script_run = None
         aof = server.aof
         effects = run.effects
         if aof is not None and effects:
@@ -77,13 +74,6 @@ class ScriptSupport:
             self.pump.finish()
         if run.shutdown:
             server.request_shutdown()
-
-
-def _own(run: ScriptRun) -> Client:
-    """The run's script client, which ``new_script_client`` made."""
-    client = run.client
-    assert isinstance(client, Client)
-    return client
 
 
 class _PumpTransport:

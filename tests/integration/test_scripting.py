@@ -5,11 +5,13 @@ script served from the Lua hook (BUSY for others, SCRIPT KILL)."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 
+from sluice.storage.aof import Manifest, parse_commands
 from tests.support import RawClient, ThreadedServer, wait_until
 
 
@@ -172,3 +174,41 @@ def test_read_only_scripts_may_not_publish(r: redis.Redis) -> None:
 
 def _held(server: ThreadedServer) -> int:
     return server.call(lambda: len(server.server.pause.held))  # type: ignore[no-any-return]
+
+
+# -- effects in the AOF (Redis 7's effects replication) -------------------------------------------
+
+
+def test_script_effects_are_logged_not_the_script(make_server: Any, tmp_path: Path) -> None:
+    lines = [f"dir {tmp_path}", "appendonly yes", "appendfsync always"]
+    server = make_server(*lines)
+    r = server.client()
+    # Two writes: wrapped in MULTI/EXEC; EXPIRE logged as PEXPIREAT, as any client's.
+    r.eval("redis.call('set', KEYS[1], 'a'); redis.call('expire', KEYS[1], 100)", 1, "k")
+    r.eval("return redis.call('incr', KEYS[1])", 1, "n")  # one write: logged as it is
+    r.eval("return redis.call('get', KEYS[1])", 1, "k")  # no write: nothing
+    # redis.set_repl(REPL_NONE) keeps a write out of the log (it stays in memory).
+    r.eval("redis.set_repl(redis.REPL_NONE); redis.call('set', 'hidden', 1); "
+           "redis.set_repl(redis.REPL_ALL); redis.call('set', 'shown', 1)", 0)
+    r.function_load("#!lua name=lib\nredis.register_function('w', function(k) "
+                    "return redis.call('rpush', k[1], 'x') end)")
+    r.fcall("w", 1, "l")
+    logged = _incr_commands(tmp_path)
+    names = [a[0].upper() for a in logged if a[0].upper() != b"SELECT"]
+    assert b"EVAL" not in names and b"FCALL" not in names
+    assert names == [b"MULTI", b"SET", b"PEXPIREAT", b"EXEC", b"INCR", b"SET",
+                     b"FUNCTION", b"RPUSH"]
+    assert [b"set", b"shown", b"1"] in logged  # as the script wrote it
+    server.stop()
+    r = make_server(*lines).client()  # the log replays to the same data, without the hidden
+    assert r.get("k") == b"a" and 0 < r.ttl("k") <= 100
+    assert r.get("n") == b"1" and r.get("shown") == b"1" and r.get("hidden") is None
+    assert r.fcall("w", 1, "l") == 2
+
+
+def _incr_commands(dir_: Path) -> list[list[bytes]]:
+    m = Manifest.parse((dir_ / "appendonlydir" / "appendonly.aof.manifest").read_text())
+    out: list[list[bytes]] = []
+    for info in m.incrs:
+        out += [a for a, _ in parse_commands((dir_ / "appendonlydir" / info.name).read_bytes())]
+    return out
