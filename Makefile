@@ -7,6 +7,7 @@ PY     := $(VENV)/bin/python
 PORT   ?= 6379
 PYTEST_ARGS ?=
 IOREDIS := tests/clients/ioredis
+BULLMQ := tests/clients/bullmq
 
 .PHONY: serve test install install-test redis-reference redis-tools lint bench bench-pipeline test-pipeline docker-test clean
 
@@ -28,7 +29,8 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	$(PY) -m pip install -q -e '.[fast,test,dev,spark]'
 	touch $@
 
-install-test: $(VENV)/.installed-test redis-tools redis-reference $(IOREDIS)/node_modules/.package-lock.json
+install-test: $(VENV)/.installed-test redis-tools redis-reference $(IOREDIS)/node_modules/.package-lock.json \
+	$(BULLMQ)/node_modules/.package-lock.json
 
 # ioredis for tests/integration/test_ioredis.py (npm writes node_modules/.package-lock.json).
 # Without npm the tests skip, or fail under CI=true.
@@ -37,6 +39,13 @@ $(IOREDIS)/node_modules/.package-lock.json: $(IOREDIS)/package-lock.json
 	  (cd $(IOREDIS) && npm ci --no-audit --no-fund --loglevel=error) || \
 	  echo "npm ci failed: the ioredis tests will retry it (skip, or fail under CI=true)"; \
 	else echo "npm not found: the ioredis tests will be skipped (a failure under CI=true)"; fi
+
+# BullMQ for tests/integration/test_bullmq.py: the same, for the queue that is all scripts.
+$(BULLMQ)/node_modules/.package-lock.json: $(BULLMQ)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  (cd $(BULLMQ) && npm ci --no-audit --no-fund --loglevel=error) || \
+	  echo "npm ci failed: the BullMQ test will retry it (skip, or fail under CI=true)"; \
+	else echo "npm not found: the BullMQ test will be skipped (a failure under CI=true)"; fi
 
 # The differential tests compare replies with the newest Redis Debian has (experimental's),
 # built once from its source tarball into .cache/ (about 2 minutes on 2 cores).
