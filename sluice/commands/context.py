@@ -356,6 +356,7 @@ class Scripting(Protocol[C_contra]):
 
     @property
     def running(self) -> RunningScript | None: ...  # the script running now (from its hook)
+    disable_deny_scripts: bool  # DEBUG SET-DISABLE-DENY-SCRIPTS: noscript commands allowed
     @property
     def libraries(self) -> Sequence[LibraryInfo]: ...  # in load order
     @property

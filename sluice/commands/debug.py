@@ -1,7 +1,7 @@
 """DEBUG: the subcommands tools and client test suites rely on.
 
 HELP, LOG, SLEEP, PROTOCOL (one reply of every RESP3 type, exactly as Redis sends them, for
-client tests), SET-ACTIVE-EXPIRE, OBJECT, ERROR, POPULATE, RELOAD (when persistence offers it),
+client tests), SET-ACTIVE-EXPIRE, SET-DISABLE-DENY-SCRIPTS, OBJECT, ERROR, POPULATE, RELOAD (when persistence offers it),
 CHANGE-REPL-ID. Anything else is refused with Redis's "unknown subcommand or wrong number of
 arguments" error. DEBUG is one command with its own argument checks, not a container: Redis
 declares no subcommands for it either.
@@ -103,6 +103,9 @@ def _help(ctx: Context, argv: list[bytes]) -> Reply:
         "SET-ACTIVE-EXPIRE <0|1>",
         "    0 stops the background expiry of keys (they still expire when accessed); 1",
         "    starts it again.",
+        "SET-DISABLE-DENY-SCRIPTS <0|1>",
+        "    1 lets scripts call commands flagged noscript (for tests only); 0 refuses them",
+        "    again.",
         "SLEEP <seconds>",
         "    Block the server for <seconds> (fractions allowed).",
     ))
@@ -122,6 +125,11 @@ def _sleep(ctx: Context, argv: list[bytes]) -> Reply:
 
 def _set_active_expire(ctx: Context, argv: list[bytes]) -> Reply:
     ctx.server.active_expire_enabled = bool(_atoi(argv[2]))
+    return OK
+
+
+def _set_disable_deny_scripts(ctx: Context, argv: list[bytes]) -> Reply:
+    ctx.server.scripting.disable_deny_scripts = bool(_atoi(argv[2]))
     return OK
 
 
@@ -224,6 +232,7 @@ _SUBCOMMANDS: dict[bytes, tuple[Callable[[Context, list[bytes]], Reply], int, in
     b"LOG": (_log, 3, 3),
     b"SLEEP": (_sleep, 3, 3),
     b"SET-ACTIVE-EXPIRE": (_set_active_expire, 3, 3),
+    b"SET-DISABLE-DENY-SCRIPTS": (_set_disable_deny_scripts, 3, 3),
     b"PROTOCOL": (_protocol, 3, 3),
     b"OBJECT": (_object, 3, 3),
     b"ERROR": (_error, 3, 3),

@@ -53,7 +53,8 @@ log = logging.getLogger("sluice")
 _LOG_LEVELS = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4}
 _PY_LEVELS = (logging.DEBUG, logging.INFO, logging.INFO, logging.WARNING)
 # Flags of a command that redis.call must look at before running it (scriptCall's checks).
-_CHECKED = F.NOSCRIPT | F.WRITE | F.MAY_REPLICATE
+_WRITES = F.WRITE | F.MAY_REPLICATE
+_CHECKED = F.NOSCRIPT | _WRITES
 
 
 class ScriptServer(Protocol):
@@ -68,15 +69,16 @@ class ScriptServer(Protocol):
 class Scripting:
     """Engines, the script cache, the libraries and the running script (``server.scripting``)."""
 
-    __slots__ = ("config", "host", "run", "evicted_scripts", "_eval", "_functions",
-                 "scripts", "functions", "_eval_client", "_function_client", "_table",
-                 "_names")
+    __slots__ = ("config", "host", "run", "evicted_scripts", "disable_deny_scripts", "_eval",
+                 "_functions", "scripts", "functions", "_eval_client", "_function_client",
+                 "_table", "_names")
 
     def __init__(self, config: LuaSettings, host: ScriptServer) -> None:
         self.config = config
         self.host = host
         self.run: ScriptRun | None = None  # the script running now
         self.evicted_scripts = 0  # INFO evicted_scripts: EVAL bodies pushed out of the LRU
+        self.disable_deny_scripts = False  # DEBUG SET-DISABLE-DENY-SCRIPTS (tests only)
         self._eval: LuaEngine | None = None  # created on first use, dropped by SCRIPT FLUSH
         self._functions: LuaEngine | None = None
         self.scripts = EvalScripts(self)
@@ -149,11 +151,11 @@ class Scripting:
                 self._rejected(run, cmd, errors.SCRIPT_WRONG_ARITY)
         flags = cmd.flags
         if flags & _CHECKED:
-            if flags & F.NOSCRIPT:
+            if flags & F.NOSCRIPT and not self.disable_deny_scripts:
                 self._rejected(run, cmd, errors.SCRIPT_NOSCRIPT)
             if run.server.acl is not None:
                 self._check_acl(run, cmd, argv)
-            if run.read_only:  # may-replicate counts as a write here (PUBLISH ...)
+            if run.read_only and flags & _WRITES:  # may-replicate counts (PUBLISH ...)
                 self._rejected(run, cmd, errors.SCRIPT_READ_ONLY)
             if flags & F.WRITE and not run.write_dirty:
                 disk_error = run.server.disk_error

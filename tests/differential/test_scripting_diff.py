@@ -11,6 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.support import ProcessServer, RawClient
+
 pytestmark = pytest.mark.differential
 
 SCRIPTS = [
@@ -174,3 +176,40 @@ def test_generated_scripts(raw_pair: tuple[Any, Any], resp: str, values: list[st
         c.call("DEL", "k", "list")
     args = ["EVAL", script, "1", "k", "v"]
     assert ours.call(*args) == theirs.call(*args), script
+
+
+def _stat(raw: Any, name: bytes) -> int:
+    info = raw.call("INFO", "stats")
+    line = next(x for x in info.split(b"\r\n") if x.startswith(name + b":"))
+    return int(line.split(b":")[1])
+
+
+def test_script_commands_count_as_processed(raw_pair: tuple[Any, Any]) -> None:
+    # Redis's call() counts every command a script runs (a refused one is not): the EVAL,
+    # SET and GET below and the INFO that reads the counter before them.
+    for raw in raw_pair:
+        before = _stat(raw, b"total_commands_processed")
+        raw.call("EVAL", "redis.call('set', 'a', 1); redis.call('get', 'a'); "
+                 "return redis.pcall('nosuch')", "0")
+        assert _stat(raw, b"total_commands_processed") - before == 4
+
+
+def test_debug_set_disable_deny_scripts(make_server: Any) -> None:
+    # A DEBUG helper of Redis's own suite: scripts may then call noscript commands (DEBUG
+    # itself is one).
+    ours = make_server("enable-debug-command yes")
+    theirs = ProcessServer("redis", ["--enable-debug-command", "yes"]).start()
+    clients = [RawClient(ours.port), RawClient(theirs.port)]
+    try:
+        script = "return redis.pcall('debug', 'protocol', 'bignum')"
+        for c in clients:
+            assert c.call("EVAL", script, "0").startswith(
+                b"-ERR This Redis command is not allowed from script")
+            assert c.call("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1") == b"+OK\r\n"
+            assert c.call("EVAL", script, "0") == b"$37\r\n1234567999999999999999999999999999999\r\n"
+            assert c.call("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0") == b"+OK\r\n"
+            assert c.call("EVAL", script, "0").startswith(b"-ERR This Redis command is not")
+    finally:
+        for c in clients:
+            c.close()
+        theirs.stop()
