@@ -58,7 +58,10 @@ def dbsize(ctx: Context, args: Args) -> Reply:
 
 
 def time_(ctx: Context, args: Args) -> Reply:
-    now = time.time_ns() // 1000
+    # Wall time, or the time a running script started (the clock is frozen during a script,
+    # so TIME repeats itself inside one, as Redis's cached command time).
+    frozen = ctx.server.keyspace.clock.frozen_us
+    now = time.time_ns() // 1000 if frozen is None else frozen
     return [b"%d" % (now // 1_000_000), b"%d" % (now % 1_000_000)]
 
 

@@ -49,12 +49,30 @@ class WrongTypeError(Exception):
 
 
 class Clock:
-    """Wall-clock milliseconds; tests substitute a ``FakeClock``."""
+    """Wall-clock milliseconds; tests substitute a ``FakeClock``.
 
-    __slots__ = ()
+    ``freeze`` stops it at the current time until ``thaw``: while a script runs, every command
+    it calls sees the time the script started (Redis's command time snapshot), so a key set
+    to expire in 1 ms is still there at the script's next line, and TIME repeats itself."""
+
+    __slots__ = ("frozen_us",)
+
+    def __init__(self) -> None:
+        self.frozen_us: int | None = None  # the time it is stopped at (unix µs), or None
 
     def now_ms(self) -> int:
-        return time.time_ns() // 1_000_000
+        frozen = self.frozen_us
+        return time.time_ns() // 1_000_000 if frozen is None else frozen // 1000
+
+    def now_us(self) -> int:
+        frozen = self.frozen_us
+        return time.time_ns() // 1000 if frozen is None else frozen
+
+    def freeze(self) -> None:
+        self.frozen_us = self.now_us()
+
+    def thaw(self) -> None:
+        self.frozen_us = None
 
 
 class FakeClock(Clock):
@@ -63,10 +81,14 @@ class FakeClock(Clock):
     __slots__ = ("ms",)
 
     def __init__(self, ms: int = 1_700_000_000_000) -> None:
+        super().__init__()
         self.ms = ms
 
     def now_ms(self) -> int:
         return self.ms
+
+    def now_us(self) -> int:
+        return self.ms * 1000
 
     def advance(self, ms: int) -> None:
         self.ms += ms

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.support import ProcessServer, RawClient
+from tests.support import ProcessServer, RawClient, wait_until
 
 pytestmark = pytest.mark.differential
 
@@ -213,3 +213,19 @@ def test_debug_set_disable_deny_scripts(make_server: Any) -> None:
         for c in clients:
             c.close()
         theirs.stop()
+
+
+_SPIN = "local t0 = os.clock(); while os.clock() - t0 < 0.01 do end; "
+
+
+def test_time_stands_still_while_a_script_runs(raw_pair: tuple[Any, Any]) -> None:
+    # Redis 7: the commands of a script see the time it started; a key set to expire in 1 ms
+    # is still there 10 ms later in the same script, and gone after it.
+    set_and_check = ("redis.call('set', KEYS[1], 'v', 'px', 1); " + _SPIN
+                     + "return redis.call('exists', KEYS[1])")
+    time_twice = ("local a = redis.call('time'); " + _SPIN + "local b = redis.call('time'); "
+                  "return {a[1] == b[1] and 1 or 0, a[2] == b[2] and 1 or 0}")
+    for raw in raw_pair:
+        assert raw.call("EVAL", set_and_check, "1", "k") == b":1\r\n"
+        wait_until(lambda raw=raw: raw.call("EXISTS", "k") == b":0\r\n", what="expiry")
+        assert raw.call("EVAL", time_twice, "0") == b"*2\r\n:1\r\n:1\r\n"
