@@ -180,7 +180,13 @@ class BlockingManager:
                 self.signal_key_as_ready(db, key)
 
     def handle_clients_blocked_on_keys(self) -> None:
-        """Serve every ready key's waiters, FIFO, until no key is ready."""
+        """Serve every ready key's waiters, FIFO, until no key is ready.
+
+        Never while a script runs (a client served from a busy script's hook may get here):
+        the keys stay ready and are served after it, as Redis does not serve blocked clients
+        from processEventsWhileBlocked."""
+        if self.server.scripting.run is not None:
+            return
         while self.ready_keys:
             ready, self.ready_keys = self.ready_keys, []
             self._ready_set.clear()

@@ -12,7 +12,7 @@ import pytest
 import redis
 
 from sluice.storage.aof import Manifest, parse_commands
-from tests.support import RawClient, ThreadedServer, wait_until
+from tests.support import RawClient, ThreadedServer, wait_blocked, wait_until
 
 
 def test_eval_and_evalsha(rr: redis.Redis) -> None:
@@ -97,6 +97,35 @@ def test_busy_script_answers_busy_and_can_be_killed(make_server: Any) -> None:
     assert result["error"].startswith("Script killed by user with SCRIPT KILL...")
     assert other.ping()
     assert fresh.ping()
+
+
+def test_clients_served_during_a_busy_script_do_not_wake_blocked_ones(make_server: Any
+                                                                      ) -> None:
+    """A command allowed while a script is busy (HELLO ... SETNAME) must not serve a client
+    blocked on a key the script already pushed to: BLPOP gets the script's last push, after
+    the script (unit/scripting's 'Timedout scripts and unblocked command')."""
+    server = make_server("busy-reply-threshold 10", "enable-debug-command yes")
+    ctl = server.client()
+    blocked = RawClient(server.port)
+    runner = RawClient(server.port)
+    third = RawClient(server.port)
+    try:
+        ctl.execute_command("DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1")  # CLIENT LIST in Lua
+        blocked.send("BLPOP", "x", "0")
+        wait_blocked(ctl, 1)
+        runner.send("EVAL", "redis.call('lpush', KEYS[1], 'y'); local c; while true do "
+                    "c = redis.call('client', 'list'); "
+                    "if string.find(c, 'abortscript') then break end end; "
+                    "redis.call('lpush', KEYS[1], 'z'); return 'done'", "1", "x")
+        wait_until(lambda: _busy(ctl), what="the script is busy")
+        assert third.call("HELLO", "2", "SETNAME", "abortscript").startswith(b"*")
+        assert runner.read_reply() == b"$4\r\ndone\r\n"
+        assert blocked.read_reply() == b"*2\r\n$1\r\nx\r\n$1\r\nz\r\n"
+        assert ctl.lrange("x", 0, -1) == [b"y"]
+    finally:
+        for c in (blocked, runner, third):
+            c.close()
+        ctl.close()
 
 
 def _busy(client: redis.Redis) -> bool:
