@@ -55,10 +55,6 @@ def _stop(proc: subprocess.Popen[bytes]) -> str:
 
 # kombu's Redis transport runs Lua: its restore_visible() takes a redis-py Lock, whose
 # release is an EVALSHA, as soon as the worker starts, and it keeps bindings with scripts.
-# Sluice has no scripting yet (the scripting part of the work is separate): the worker dies
-# at start with "scripting is not available". Strict: this turns into a failure (XPASS) the
-# day scripting lands, so the marker goes then.
-@pytest.mark.xfail(strict=True, reason="Celery's kombu transport needs EVAL/EVALSHA")
 def test_celery_worker_runs_tasks(server: ProcessServer) -> None:
     pytest.importorskip("celery")
     url = f"redis://127.0.0.1:{server.port}/0"
