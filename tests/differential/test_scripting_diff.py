@@ -229,3 +229,35 @@ def test_time_stands_still_while_a_script_runs(raw_pair: tuple[Any, Any]) -> Non
         assert raw.call("EVAL", set_and_check, "1", "k") == b":1\r\n"
         wait_until(lambda raw=raw: raw.call("EXISTS", "k") == b":0\r\n", what="expiry")
         assert raw.call("EVAL", time_twice, "0") == b"*2\r\n:1\r\n:1\r\n"
+
+
+def test_acl_checks_script_commands_as_the_calling_user(raw_pair: tuple[Any, Any]) -> None:
+    # scriptVerifyACL: the caller's user; a denial is "ACL failure in script" and an ACL LOG
+    # entry with context lua naming the command or the key.
+    steps = [
+        ("ACL", "SETUSER", "scripter", "on", "nopass", "+eval", "+evalsha", "+get",
+         "+acl|log", "~allowed*", "-set"),
+        ("AUTH", "scripter", "x"),
+        ("EVAL", "return redis.call('get', 'allowed1')", "0"),
+        ("EVAL", "return redis.call('set', 'allowed1', 'v')", "0"),
+        ("EVAL", "return redis.pcall('get', 'secret')", "0"),
+        ("EVAL", "return redis.acl_check_cmd('set', 'allowed1', 'v')", "0"),
+        ("EVAL", "return redis.acl_check_cmd('get', 'allowed1')", "0"),
+    ]
+    try:
+        for step in steps:
+            replies = [raw.call(*step) for raw in raw_pair]
+            assert replies[0] == replies[1], step
+        logs = []
+        for raw in raw_pair:
+            log = raw.call("ACL", "LOG", "2")
+            # the entries' reason, context, object and username (not times or client info)
+            logs.append([line for line in log.split(b"\r\n")
+                         if line in (b"command", b"key", b"lua", b"set", b"secret",
+                                     b"scripter")])
+        assert logs[0] == logs[1] and b"lua" in logs[0] and b"secret" in logs[0]
+    finally:
+        for raw in raw_pair:
+            raw.call("AUTH", "default", "x")
+            raw.call("ACL", "DELUSER", "scripter")
+            raw.call("ACL", "LOG", "RESET")
