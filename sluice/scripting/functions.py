@@ -16,7 +16,8 @@ from typing import Protocol
 from sluice.storage.rdb_codec import RdbError, Reader, crc64, enc_string
 
 from .convert import LuaValue
-from .engine import FLAG_NAMES, LuaEngine
+from .engine import LuaEngine
+from .run import FLAG_NAMES
 from .scripts import split_args
 
 OPCODE_FUNCTION2 = 245

@@ -36,16 +36,9 @@ from sluice.commands.spec import F
 from sluice.protocol import Raw
 
 from .convert import LuaValue
-from .engine import (
-    ALLOW_OOM,
-    EVAL_COMPAT_MODE,
-    NO_WRITES,
-    CountedError,
-    LuaEngine,
-    ScriptError,
-    ScriptRun,
-)
+from .engine import LuaEngine
 from .functions import Function, FunctionLibraries, Library, LibraryError
+from .run import ALLOW_OOM, EVAL_COMPAT_MODE, NO_WRITES, CountedError, ScriptError, ScriptRun
 from .scripts import EvalScript, EvalScripts, ScriptCompileError
 
 log = logging.getLogger("sluice")

@@ -11,7 +11,8 @@ import collections
 from typing import Protocol
 
 from .convert import LuaValue
-from .engine import ALLOW_CROSS_SLOT, EVAL_COMPAT_MODE, FLAG_NAMES, LuaEngine, sha1hex
+from .engine import LuaEngine, sha1hex
+from .run import ALLOW_CROSS_SLOT, EVAL_COMPAT_MODE, FLAG_NAMES
 
 LRU_LENGTH = 500
 

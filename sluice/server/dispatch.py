@@ -27,7 +27,7 @@ from sluice.commands.errors import (
 from sluice.commands.spec import F
 from sluice.protocol import NULL_ARRAY, QUEUED, ErrorReply, Push, Replies
 from sluice.protocol.encoder import ENCODERS, encode_other
-from sluice.scripting.engine import PROPAGATE_AOF
+from sluice.scripting.run import PROPAGATE_AOF
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.stream_errors import StreamError
 

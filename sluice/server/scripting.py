@@ -23,7 +23,7 @@ import select
 import socket
 from typing import TYPE_CHECKING
 
-from sluice.scripting.engine import ScriptRun
+from sluice.scripting.run import ScriptRun
 
 from .client import Client
 from .connection import ClientProtocol

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from sluice.protocol import ErrorReply, Raw
-from sluice.scripting.engine import LuaEngine, ScriptError, ScriptRun
+from sluice.scripting.engine import LuaEngine
 from sluice.scripting.lib_bit import FUNCTIONS as BIT
 from sluice.scripting.lib_struct import pack, size, unpack
+from sluice.scripting.run import ScriptError, ScriptRun
 from sluice.scripting.scripts import extract_shebang, split_args
 
 
