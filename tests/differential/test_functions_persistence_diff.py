@@ -36,7 +36,14 @@ def _check(r: redis.Redis) -> Any:
     assert r.fcall("double", 0, 21) == 42
     assert r.fcall_ro("ro_get", 1, "k") == b"v"
     assert r.fcall("bump", 1, "n") == int(r.get("n") or 0)
-    return sorted(r.function_list(withcode=True), key=lambda lib: lib[1])
+    # FUNCTION LIST's order is not deterministic on Redis (its dicts): libraries and their
+    # functions are sorted by name before comparing.
+    libs = []
+    for lib in r.function_list(withcode=True):
+        fields = dict(zip(lib[::2], lib[1::2], strict=True))
+        fields[b"functions"] = sorted(fields[b"functions"], key=lambda f: f[1])
+        libs.append(fields)
+    return sorted(libs, key=lambda lib: lib[b"library_name"])
 
 
 def _server(kind: str, dir_: Path, *args: str) -> ProcessServer:
