@@ -79,7 +79,7 @@ class Scripting:
         self._eval_client: Context | None = None  # the script clients (Redis's lua_client)
         self._function_client: Context | None = None
         # redis.call's lookup: the names as scripts send them, for rows without subcommands
-        # (filled as they are met; emptied when the table changes).
+        # (filled as they are met; emptied when a run finds another table object).
         self._table: object = None
         self._names: dict[bytes, Command] = {}
 
@@ -160,11 +160,7 @@ class Scripting:
         return run.server.call(run.client, cmd, argv)
 
     def _lookup(self, server: ServerFacade[Context], argv: list[bytes]) -> Command:
-        table = server.table
-        if table is not self._table:
-            self._table = table
-            self._names = {}
-        cmd = table.get(argv[0].lower())
+        cmd = server.table.get(argv[0].lower())
         if cmd is None:
             raise ScriptError(errors.SCRIPT_UNKNOWN_COMMAND)
         if cmd.subcommands:
@@ -252,6 +248,9 @@ class Scripting:
         client.db = caller.db
         client.user = caller.user
         client.resp3 = False
+        if server.table is not self._table:  # redis.call's names cache the live table's rows
+            self._table = server.table
+            self._names = {}
         run = ScriptRun(caller, client, server, funcname, eval_mode, read_only, allow_oom)
         self.run = run  # the script client's writes are recorded into it (dispatch)
         clock = server.keyspace.clock
