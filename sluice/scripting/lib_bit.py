@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any
+
+from .convert import LuaValue
 
 _HEX_DIGITS = b"0123456789abcdef"
 
@@ -19,7 +20,7 @@ class BitError(Exception):
     pass
 
 
-def _barg(args: tuple[Any, ...], i: int, fname: str) -> int:
+def _barg(args: tuple[LuaValue, ...], i: int, fname: str) -> int:
     v = args[i] if i < len(args) else None
     if type(v) is bytes:
         try:
@@ -45,8 +46,8 @@ def _signed(x: int) -> int:
     return x - (1 << 32) if x & 0x80000000 else x
 
 
-def _wrap(fname: str, fn: Any) -> Any:
-    def helper(*args: Any) -> tuple[bool, Any]:
+def _wrap(fname: str, fn: LuaValue) -> LuaValue:
+    def helper(*args: LuaValue) -> tuple[bool, LuaValue]:
         try:
             return False, fn(args, fname)
         except BitError as e:
@@ -54,16 +55,16 @@ def _wrap(fname: str, fn: Any) -> Any:
     return helper
 
 
-def _tobit(a: tuple[Any, ...], f: str) -> int:
+def _tobit(a: tuple[LuaValue, ...], f: str) -> int:
     return _signed(_barg(a, 0, f))
 
 
-def _bnot(a: tuple[Any, ...], f: str) -> int:
+def _bnot(a: tuple[LuaValue, ...], f: str) -> int:
     return _signed(~_barg(a, 0, f))
 
 
-def _fold(op: Any) -> Any:
-    def fn(a: tuple[Any, ...], f: str) -> int:
+def _fold(op: LuaValue) -> LuaValue:
+    def fn(a: tuple[LuaValue, ...], f: str) -> int:
         r = _barg(a, 0, f)
         for i in range(1, len(a)):
             r = op(r, _barg(a, i, f))
@@ -71,8 +72,8 @@ def _fold(op: Any) -> Any:
     return fn
 
 
-def _shift(kind: str) -> Any:
-    def fn(a: tuple[Any, ...], f: str) -> int:
+def _shift(kind: str) -> LuaValue:
+    def fn(a: tuple[LuaValue, ...], f: str) -> int:
         b = _barg(a, 0, f)
         n = _barg(a, 1, f) & 31
         if kind == "lshift":
@@ -87,12 +88,12 @@ def _shift(kind: str) -> Any:
     return fn
 
 
-def _bswap(a: tuple[Any, ...], f: str) -> int:
+def _bswap(a: tuple[LuaValue, ...], f: str) -> int:
     b = _barg(a, 0, f)
     return _signed(int.from_bytes(b.to_bytes(4, "little"), "big"))
 
 
-def _tohex(a: tuple[Any, ...], f: str) -> bytes:
+def _tohex(a: tuple[LuaValue, ...], f: str) -> bytes:
     b = _barg(a, 0, f)
     n = 8 if len(a) < 2 or a[1] is None else _signed(_barg(a, 1, f))
     upper = n < 0

@@ -18,22 +18,23 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 import lupa.lua51 as lupa
+
+from .convert import LuaValue
 
 
 class CJson:
     """One runtime's cjson: its settings and the Lua callables it needs."""
 
-    def __init__(self, lua: Any) -> None:
+    def __init__(self, lua: LuaValue) -> None:
         self.lua = lua
-        self.items: Any = None
-        self.null: Any = None
-        self.is_null: Any = None
-        self.setmetatable: Any = None
-        self.getmetatable: Any = None
-        self.array_mt: Any = None
+        self.items: LuaValue = None
+        self.null: LuaValue = None
+        self.is_null: LuaValue = None
+        self.setmetatable: LuaValue = None
+        self.getmetatable: LuaValue = None
+        self.array_mt: LuaValue = None
         self.objlen = lua.eval("function(t) return #t end")
         self.sparse_convert = False
         self.sparse_ratio = 2
@@ -46,7 +47,7 @@ class CJson:
         self.precision = 14
         self.array_with_mt = False
 
-    def attach(self, env: Any) -> None:
+    def attach(self, env: LuaValue) -> None:
         """The sandbox's privileged helpers, once it has run."""
         self.items = env[b"items"]          # raw (keys, values, n) of a table
         self.null = env[b"null"]
@@ -58,7 +59,7 @@ class CJson:
 
     # -- encode ------------------------------------------------------------------------------
 
-    def encode(self, *args: Any) -> tuple[bool, Any]:
+    def encode(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if len(args) != 1:
             return True, b"bad argument #1 to 'encode' (expected 1 argument)"
         out: list[bytes] = []
@@ -79,7 +80,7 @@ class CJson:
             return b"inf" if v > 0 else b"-inf"
         return (b"%.*g" % (self.precision, v))
 
-    def _append(self, v: Any, depth: int, out: list[bytes]) -> None:
+    def _append(self, v: LuaValue, depth: int, out: list[bytes]) -> None:
         t = type(v)
         if t is bytes:
             out.append(_escape(v))
@@ -98,7 +99,7 @@ class CJson:
             else:
                 raise _EncodeError(f"Cannot serialise {kind}: type not supported")
 
-    def _table(self, t: Any, depth: int, out: list[bytes]) -> None:
+    def _table(self, t: LuaValue, depth: int, out: list[bytes]) -> None:
         if depth > self.encode_max_depth:
             raise _EncodeError(f"Cannot serialise, excessive nesting ({depth})")
         mt = self.getmetatable(t)
@@ -134,7 +135,7 @@ class CJson:
             self._append(v, depth, out)
         out.append(b"}")
 
-    def _array_length(self, keys: list[Any]) -> int:
+    def _array_length(self, keys: list[LuaValue]) -> int:
         """cjson's lua_array_length: -1 (an object) or the largest index."""
         top = 0
         for k in keys:
@@ -150,7 +151,7 @@ class CJson:
             return -1
         return top
 
-    def _array(self, items: dict[Any, Any], n: int, depth: int, out: list[bytes]) -> None:
+    def _array(self, items: dict[LuaValue, LuaValue], n: int, depth: int, out: list[bytes]) -> None:
         out.append(b"[")
         for i in range(1, n + 1):
             if i > 1:
@@ -160,7 +161,7 @@ class CJson:
 
     # -- decode ------------------------------------------------------------------------------
 
-    def decode(self, *args: Any) -> tuple[bool, Any]:
+    def decode(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if len(args) != 1:
             return True, b"bad argument #1 to 'decode' (expected 1 argument)"
         data = args[0]
@@ -190,7 +191,7 @@ class CJson:
             raise ValueError("Expected value but found invalid number")
         return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}[name]
 
-    def _to_lua(self, v: Any) -> Any:
+    def _to_lua(self, v: LuaValue) -> LuaValue:
         t = type(v)
         if t is str:
             return _bytes(v)
@@ -209,21 +210,21 @@ class CJson:
 
     # -- configuration -------------------------------------------------------------------------
 
-    def cfg_encode_keep_buffer(self, *args: Any) -> tuple[bool, Any]:
+    def cfg_encode_keep_buffer(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if args:
             self.keep_buffer = bool(args[0]) and args[0] not in (b"off", 0)
         return False, self.keep_buffer
 
-    def cfg_encode_max_depth(self, *args: Any) -> tuple[bool, Any]:
+    def cfg_encode_max_depth(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         return self._int_setting("encode_max_depth", args, 1, 2**31 - 1)
 
-    def cfg_decode_max_depth(self, *args: Any) -> tuple[bool, Any]:
+    def cfg_decode_max_depth(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         return self._int_setting("decode_max_depth", args, 1, 2**31 - 1)
 
-    def cfg_encode_number_precision(self, *args: Any) -> tuple[bool, Any]:
+    def cfg_encode_number_precision(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         return self._int_setting("precision", args, 1, 14)
 
-    def cfg_encode_sparse_array(self, *args: Any) -> tuple[bool, Any]:
+    def cfg_encode_sparse_array(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if len(args) >= 1 and args[0] is not None:
             self.sparse_convert = _truthy(args[0])
         if len(args) >= 2 and args[1] is not None:
@@ -232,23 +233,23 @@ class CJson:
             self.sparse_safe = int(args[2])
         return False, self.sparse_convert
 
-    def cfg_encode_invalid_numbers(self, *args: Any) -> tuple[bool, Any]:
+    def cfg_encode_invalid_numbers(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if args and args[0] is not None:
             self.encode_invalid = 2 if args[0] == b"null" else (1 if _truthy(args[0]) else 0)
         return False, [False, True, b"null"][self.encode_invalid]
 
-    def cfg_decode_invalid_numbers(self, *args: Any) -> tuple[bool, Any]:
+    def cfg_decode_invalid_numbers(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if args and args[0] is not None:
             self.decode_invalid = _truthy(args[0])
         return False, self.decode_invalid
 
-    def cfg_decode_array_with_array_mt(self, *args: Any) -> tuple[bool, Any]:
+    def cfg_decode_array_with_array_mt(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if args and args[0] is not None:
             self.array_with_mt = _truthy(args[0])
         return False, self.array_with_mt
 
-    def _int_setting(self, name: str, args: tuple[Any, ...], lo: int, hi: int
-                     ) -> tuple[bool, Any]:
+    def _int_setting(self, name: str, args: tuple[LuaValue, ...], lo: int, hi: int
+                     ) -> tuple[bool, LuaValue]:
         if args and args[0] is not None:
             v = args[0]
             if type(v) is not int or not lo <= v <= hi:
@@ -261,13 +262,13 @@ class _EncodeError(Exception):
     pass
 
 
-class _Pairs(list[tuple[str, Any]]):
+class _Pairs(list[tuple[str, LuaValue]]):
     """A decoded JSON object, as its (key, value) pairs."""
 
     __slots__ = ()
 
 
-def _truthy(v: Any) -> bool:
+def _truthy(v: LuaValue) -> bool:
     if type(v) is bytes:
         return v in (b"on", b"true")
     return bool(v)

@@ -17,26 +17,27 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Any
 
 import lupa.lua51 as lupa
 import msgpack
+
+from .convert import LuaValue
 
 _MAX_NESTING = 16
 
 
 class CMsgpack:
-    def __init__(self, lua: Any) -> None:
+    def __init__(self, lua: LuaValue) -> None:
         self.lua = lua
-        self.items: Any = None
+        self.items: LuaValue = None
         self.packer = msgpack.Packer(use_bin_type=False, autoreset=True)
 
-    def attach(self, env: Any) -> None:
+    def attach(self, env: LuaValue) -> None:
         self.items = env[b"items"]
 
     # -- pack ----------------------------------------------------------------------------
 
-    def pack(self, *args: Any) -> tuple[bool, Any]:
+    def pack(self, *args: LuaValue) -> tuple[bool, LuaValue]:
         if not args:
             return True, b"bad argument #0 to 'pack' (MessagePack pack needs input.)"
         out: list[bytes] = []
@@ -44,7 +45,7 @@ class CMsgpack:
             self._pack(v, 0, out)
         return False, b"".join(out)
 
-    def _pack(self, v: Any, level: int, out: list[bytes]) -> None:
+    def _pack(self, v: LuaValue, level: int, out: list[bytes]) -> None:
         t = type(v)
         if t is bytes:
             n = len(v)
@@ -80,7 +81,7 @@ class CMsgpack:
         else:
             out.append(b"\xcb" + struct.pack(">d", v))
 
-    def _table(self, t: Any, level: int, out: list[bytes]) -> None:
+    def _table(self, t: LuaValue, level: int, out: list[bytes]) -> None:
         keys, values, n = self.items(t)
         ks = [keys[i] for i in range(1, n + 1)]
         vs = [values[i] for i in range(1, n + 1)]
@@ -105,14 +106,14 @@ class CMsgpack:
 
     # -- unpack --------------------------------------------------------------------------
 
-    def unpack(self, *args: Any) -> tuple[Any, ...]:
+    def unpack(self, *args: LuaValue) -> tuple[LuaValue, ...]:
         return self._unpack_full(args, 0, 0, "unpack")
 
-    def unpack_one(self, *args: Any) -> tuple[Any, ...]:
+    def unpack_one(self, *args: LuaValue) -> tuple[LuaValue, ...]:
         offset = args[1] if len(args) > 1 and args[1] is not None else 0
         return self._unpack_full(args[:1], 1, offset, "unpack_one")
 
-    def unpack_limit(self, *args: Any) -> tuple[Any, ...]:
+    def unpack_limit(self, *args: LuaValue) -> tuple[LuaValue, ...]:
         if len(args) < 2 or type(args[1]) not in (int, float):
             got = "no value" if len(args) < 2 else (lupa.lua_type(args[1]) or "nil")
             return (True, 1, f"bad argument #2 to 'unpack_limit' (number expected, got {got})"
@@ -120,8 +121,8 @@ class CMsgpack:
         offset = args[2] if len(args) > 2 and args[2] is not None else 0
         return self._unpack_full(args[:1], int(args[1]), offset, "unpack_limit")
 
-    def _unpack_full(self, args: tuple[Any, ...], limit: int, offset: Any, fname: str
-                     ) -> tuple[Any, ...]:
+    def _unpack_full(self, args: tuple[LuaValue, ...], limit: int, offset: LuaValue, fname: str
+                     ) -> tuple[LuaValue, ...]:
         s = args[0] if args else None
         if type(s) is int or type(s) is float:
             s = b"%.14g" % s
@@ -142,7 +143,7 @@ class CMsgpack:
         unpacker = msgpack.Unpacker(raw=True, strict_map_key=False, use_list=True,
                                     max_buffer_size=max(len(s), 1))
         unpacker.feed(s[offset:])
-        out: list[Any] = []
+        out: list[LuaValue] = []
         consumed = 0
         try:
             while consumed < len(s) - offset and len(out) < limit:
@@ -158,7 +159,7 @@ class CMsgpack:
             out.insert(0, -1 if left == 0 else offset + consumed)
         return (False, len(out), *out)
 
-    def _to_lua(self, v: Any) -> Any:
+    def _to_lua(self, v: LuaValue) -> LuaValue:
         t = type(v)
         if t is bytes or t is bool or t is float or v is None:
             return v

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import struct as pystruct
-from typing import Any
+
+from .convert import LuaValue
 
 _SIZES = {"b": 1, "B": 1, "h": 2, "H": 2, "l": 8, "L": 8, "T": 8, "f": 4, "d": 8, "x": 1}
 _MAXINTSIZE = 32
@@ -80,7 +81,7 @@ class _Fmt:
             raise StructError(f"bad argument #1 to '{self.fname}' (invalid format option '{opt}')")
 
 
-def _number(args: tuple[Any, ...], i: int, fname: str) -> float:
+def _number(args: tuple[LuaValue, ...], i: int, fname: str) -> float:
     v = args[i] if i < len(args) else None
     if type(v) is bytes:
         try:
@@ -93,7 +94,7 @@ def _number(args: tuple[Any, ...], i: int, fname: str) -> float:
     raise StructError(f"bad argument #{i + 1} to '{fname}' (number expected, got {got})")
 
 
-def _string(args: tuple[Any, ...], i: int, fname: str) -> bytes:
+def _string(args: tuple[LuaValue, ...], i: int, fname: str) -> bytes:
     v = args[i] if i < len(args) else None
     if type(v) is bytes:
         return v
@@ -105,7 +106,7 @@ def _string(args: tuple[Any, ...], i: int, fname: str) -> bytes:
     raise StructError(f"bad argument #{i + 1} to '{fname}' (string expected, got {got})")
 
 
-def _tname(v: Any) -> str:
+def _tname(v: LuaValue) -> str:
     if type(v) is bool:
         return "boolean"
     import lupa.lua51 as lupa
@@ -120,7 +121,7 @@ def _c_int(n: float) -> int:
     return int(n)
 
 
-def pack(*args: Any) -> tuple[bool, Any]:
+def pack(*args: LuaValue) -> tuple[bool, LuaValue]:
     try:
         fmt = _Fmt(_string(args, 0, "pack"), "pack")
         out = bytearray()
@@ -166,7 +167,7 @@ def pack(*args: Any) -> tuple[bool, Any]:
         return True, str(e).encode()
 
 
-def unpack(*args: Any) -> tuple[Any, ...]:
+def unpack(*args: LuaValue) -> tuple[LuaValue, ...]:
     """(failed, n, values...) for the sandbox's ``multi`` closure."""
     try:
         fmt = _Fmt(_string(args, 0, "unpack"), "unpack")
@@ -177,7 +178,7 @@ def unpack(*args: Any) -> tuple[Any, ...]:
         if pos <= 0:
             raise StructError("bad argument #3 to 'unpack' (offset must be 1 or greater)")
         pos -= 1
-        out: list[Any] = []
+        out: list[LuaValue] = []
         ld = len(data)
         while fmt.pos < len(fmt.fmt):
             opt = chr(fmt.fmt[fmt.pos])
@@ -224,7 +225,7 @@ def unpack(*args: Any) -> tuple[Any, ...]:
         return (True, 1, str(e).encode())
 
 
-def size(*args: Any) -> tuple[bool, Any]:
+def size(*args: LuaValue) -> tuple[bool, LuaValue]:
     try:
         fmt = _Fmt(_string(args, 0, "size"), "size")
         pos = 0
