@@ -468,6 +468,8 @@ class Context(Protocol):
     def bstate(self) -> BlockedOn | None: ...  # set while blocked, and during re-runs
     @property
     def in_exec(self) -> bool: ...  # running inside EXEC (never blocks)
+    @property
+    def is_script(self) -> bool: ...  # a script's client (Redis's CLIENT_SCRIPT)
     parse_memo: tuple[list[bytes], object] | None  # a handler's last (argv, parse) here
 
     # -- the connection ----------------------------------------------------------------

@@ -8,9 +8,8 @@ Mirrors Redis's sort.c (``sortCommandGeneric``, ``lookupKeyByPattern``, ``sortCo
   ``->field`` a hash field); a missing key weighs 0 (or sorts first with ALPHA). A pattern
   without ``*`` means "don't sort" (``BY nosort``): a list or sorted set keeps its order
   (reversed with DESC, LIMIT read straight from it); a set is sorted ALPHA anyway when the
-  result is stored, so that what is stored does not depend on the set's layout. (Redis
-  does the same for a script's SORT of a set; Sluice has no scripting yet: that case is to
-  join this one when it has.)
+  result is stored or the command comes from a script (``ctx.is_script``), so that what is
+  stored or what a script sees does not depend on the set's layout.
 * ``GET pattern`` the same way, ``#`` for the element itself; missing values are nil (or
   empty strings in a stored list).
 * Numbers are read as Redis 8's ``fast_float_strtod`` reads them (``storage/scores.py:
@@ -173,8 +172,9 @@ def _sort_generic(ctx: Context, argv: list[bytes], readonly: bool, effects: Effe
         raise WrongTypeError()
     if value is None:
         value = ListValue()
-    if dontsort and type(value) is SetValue and store is not None:
-        dontsort, alpha, sortby = False, True, None  # a stored result must not depend on layout
+    if dontsort and type(value) is SetValue and (store is not None or ctx.is_script):
+        # a stored result, or a script's, must not depend on layout
+        dontsort, alpha, sortby = False, True, None
     if type(value) is ZSetValue and value.enc == LISTPACK:
         value.to_skiplist()  # as Redis: zsetConvert(sortval, OBJ_ENCODING_SKIPLIST)
 

@@ -261,3 +261,22 @@ def test_acl_checks_script_commands_as_the_calling_user(raw_pair: tuple[Any, Any
             raw.call("AUTH", "default", "x")
             raw.call("ACL", "DELUSER", "scripter")
             raw.call("ACL", "LOG", "RESET")
+
+
+def test_a_scripts_sort_of_a_set_is_ordered(raw_pair: tuple[Any, Any]) -> None:
+    # sort.c: SORT BY <constant> of a set from a script (CLIENT_SCRIPT) is sorted ALPHA, so
+    # the script does not see the set's layout; a list keeps its order.
+    for raw in raw_pair:
+        raw.call("SADD", "myset", "d", "a", "c", "b", "e", "10", "2")
+        raw.call("RPUSH", "mylist", "d", "a", "c")
+        raw.call("SET", "w_a", "1")
+    steps = [("EVAL", "return redis.call('sort', KEYS[1], 'by', '_')", "1", "myset"),
+             ("EVAL", "return redis.call('sort', KEYS[1], 'by', '_', 'get', '#', 'get', "
+              "'w_*')", "1", "myset"),
+             ("EVAL", "return redis.call('sort', KEYS[1], 'by', '_', 'desc')", "1", "myset"),
+             ("EVAL", "return redis.call('sort', KEYS[1], 'by', '_')", "1", "mylist"),
+             ("EVAL", "return redis.call('sort', KEYS[1], 'desc', 'alpha')", "1", "myset")]
+    for step in steps:
+        assert raw_pair[0].call(*step) == raw_pair[1].call(*step), step
+    assert raw_pair[0].call(*steps[0]) == (b"*7\r\n$2\r\n10\r\n$1\r\n2\r\n$1\r\na\r\n$1\r\nb\r\n"
+                                           b"$1\r\nc\r\n$1\r\nd\r\n$1\r\ne\r\n")
