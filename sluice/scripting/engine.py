@@ -132,8 +132,9 @@ class LuaEngine:
         self.cjson.attach(env)
         self.msgpack.attach(env)
         self.conv = Converter(self.lua, env)
-        # A GC step of 50 every 50 runs (Redis's luaGC): without it a long run of small
-        # scripts leaves garbage that a full cycle collects late, and used_memory_lua grows.
+        # A GC step of 50 every 50 runs, compiles and library loads (Redis's luaGC): without
+        # it a long run of small scripts leaves garbage that a full cycle collects late, and
+        # used_memory_lua grows.
         self._gc_step = self.lua.eval("function() collectgarbage('step', 50) end")
         self._gc_count = 0
         env[b"lock"]()
@@ -491,6 +492,7 @@ class LuaEngine:
         finally:
             registered, self.registered = self.registered, None
             self.loading_deadline = 0.0
+            self._gc_tick()
         ok = result[0] if type(result) is tuple else result
         if ok:
             return registered, b""
@@ -512,6 +514,8 @@ class LuaEngine:
             result = self._compile(body, chunkname)
         except lupa.LuaMemoryError:
             return None, b"not enough memory"
+        finally:
+            self._gc_tick()
         if type(result) is tuple:
             fn, err = result[0], result[1]
             return fn, _text(err) if fn is None else b""
@@ -532,11 +536,15 @@ class LuaEngine:
         finally:
             self.run = None
         reply = self._result(run, ok, value)
+        self._gc_tick()
+        return reply
+
+    def _gc_tick(self) -> None:
+        """Redis's luaGC: after every run, compile and library load, a step every 50."""
         self._gc_count += 1
         if self._gc_count >= GC_CYCLE_PERIOD:
             self._gc_count = 0
             self._gc_step()
-        return reply
 
     def _result(self, run: ScriptRun, ok: bool, value: LuaValue) -> Reply:
         caller_resp3 = bool(run.caller.resp3)
