@@ -227,3 +227,23 @@ def test_client_pause_keeps_expired_fields_until_it_ends(timed) -> None:  # type
         r.execute_command("CLIENT", "UNPAUSE")
     assert r.hget("h", "a") is None
     assert r.hlen("h") == 1
+
+
+def test_expired_fields_join_the_transaction_around_them(timed) -> None:  # type: ignore[no-untyped-def]
+    """A field found expired inside EXEC or a script is logged inside that transaction, in
+    the order things happened: never ahead of it, never in a MULTI of its own."""
+    r, clock, server = timed
+
+    def actions() -> None:
+        r.hset("h", mapping={"a": 1, "b": 2, "c": 3})
+        r.hpexpire("h", 10, "a", "b")
+        clock.advance(11)
+        r.eval("redis.call('SET', 'k', '1'); return redis.call('HGET', KEYS[1], 'a')", 1, "h")
+        with r.pipeline(transaction=True) as p:
+            p.set("k", "2").hget("h", "b").execute()
+
+    logged = _logged(server, actions)
+    assert logged[2:] == [
+        [b"MULTI"], [b"SET", b"k", b"1"], [b"HDEL", b"h", b"a"], [b"EXEC"],
+        [b"MULTI"], [b"SET", b"k", b"2"], [b"HDEL", b"h", b"b"], [b"EXEC"],
+    ]
