@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sortedcontainers import SortedList
 
 from sluice.storage import rdb
 from sluice.storage.scores import (
@@ -33,6 +34,7 @@ from sluice.storage.zsets import (
     OUT_UPDATED,
     SKIPLIST,
     ZSetValue,
+    _sorted_slice,
 )
 
 
@@ -240,3 +242,16 @@ def test_scan_of_a_skiplist_returns_everything() -> None:
 
 def scores_of(z: Any) -> list[float]:
     return [s for s, _ in z]
+
+
+@pytest.mark.parametrize("size", [1, 10, 999, 5_000, 30_000])
+def test_positional_slices_match_sortedlists_own(size: int) -> None:
+    """``_sorted_slice`` reads SortedList's internals: it must give what slicing gives, for
+    ranges inside one sublist, at the ends, and across sublists."""
+    rnd = random.Random(size)
+    zsl = SortedList(rnd.sample(range(10 * size), size))
+    for _ in range(300):
+        start = rnd.choice([0, rnd.randrange(size), max(0, size - rnd.randrange(1, 20))])
+        stop = min(size, start + rnd.choice([1, 10, rnd.randrange(1, 4000)]))
+        if start < stop:
+            assert _sorted_slice(zsl, start, stop) == zsl[start:stop]
