@@ -26,8 +26,8 @@ from .zsets import (
     limits,
     removed_from,
     score_range,
+    scores_as_text,
     store_zset,
-    with_scores,
 )
 
 RANK, SCORE, LEX = 1, 2, 3  # zrange_type; 0 = decided by the options (ZRANGE)
@@ -87,7 +87,7 @@ def _zrange(ctx: Context, argv: list[bytes], at: int, store: bool, rangetype: in
     if store:
         return _stored(ctx, argv[1], z.entries(i, j, reverse))
     if withscores:
-        return with_scores(z.entries(i, j, reverse), ctx.resp3)
+        return scores_as_text(*z.columns(i, j, reverse), ctx.resp3)
     return z.members(i, j, reverse)
 
 

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from sluice.protocol import NULL_ARRAY, Double, format_double
+from sluice.protocol.dtoa import d2string
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.scores import parse_lex_range, parse_score_range, string2d, zscan_score
 from sluice.storage.zsets import (
@@ -114,6 +115,18 @@ def with_scores(entries: Iterable[Entry], resp3: bool) -> list[Any]:
     for s, m in entries:
         out.append(m)
         out.append(Double(s))
+    return out
+
+
+def scores_as_text(members: list[bytes], scores: list[float], resp3: bool) -> list[Any]:
+    """A reply with scores from ``ZSetValue.columns``, as ``with_scores`` gives it for a
+    connection speaking ``resp3``. In RESP2 a double is the bulk string of its text, so the
+    text goes in as ``bytes``: no ``Double`` per score, and the encoder's bulk fast path."""
+    if resp3:
+        return [[m, Double(s)] for m, s in zip(members, scores, strict=True)]
+    out: list[Any] = members + members  # the size; filled by the two slice assignments
+    out[::2] = members
+    out[1::2] = map(d2string, scores)
     return out
 
 

@@ -222,15 +222,18 @@ def d2string(d: float) -> bytes:
     text = _CACHE.get(d)  # only non-integral finite doubles are kept: equal means same
     if text is not None:
         return text
-    if d != d:
+    if -_LLONG_HALF <= d <= _LLONG_HALF:  # finite (not NaN): maybe an integer (double2ll)
+        if d == 0.0:
+            return b"-0" if math.copysign(1.0, d) < 0 else b"0"
+        n = int(d)
+        if n == d:
+            return b"%d" % n
+    elif d != d:
         return b"nan"
-    if d == 0.0:
-        return b"-0" if math.copysign(1.0, d) < 0 else b"0"
-    if d in (math.inf, -math.inf):
-        return b"inf" if d > 0 else b"-inf"
-    n = double2ll(d)
-    if n is not None:
-        return b"%d" % n
+    elif d == math.inf:
+        return b"inf"
+    elif d == -math.inf:
+        return b"-inf"
     neg = d < 0
     digits, big_k = grisu2(-d if neg else d)
     text = (("-" if neg else "") + _emit(digits, big_k, neg)).encode()

@@ -35,6 +35,9 @@ from sluice.storage.zsets import (
     SKIPLIST,
     ZSetValue,
     _sorted_slice,
+    decode_scores,
+    key,
+    key_score,
 )
 
 
@@ -255,3 +258,15 @@ def test_positional_slices_match_sortedlists_own(size: int) -> None:
         stop = min(size, start + rnd.choice([1, 10, rnd.randrange(1, 4000)]))
         if start < stop:
             assert _sorted_slice(zsl, start, stop) == zsl[start:stop]
+
+
+@given(st.lists(st.one_of(st.floats(allow_nan=False), st.sampled_from([0.0, -0.0, 5e-324])),
+                min_size=1, max_size=200), st.sampled_from([None, "pos", "neg"]))
+def test_scores_decoded_together_as_one_at_a_time(scores: list[float], sign: str | None
+                                                  ) -> None:
+    if sign == "pos":
+        scores = [abs(s) for s in scores]
+    elif sign == "neg":
+        scores = [-abs(s) or 0.0 for s in scores]
+    keys = sorted(key(s, b"m%d" % i) for i, s in enumerate(scores))
+    assert list(decode_scores(keys)) == [key_score(k) for k in keys]
