@@ -178,8 +178,32 @@ def lex_range(lo: bytes, hi: bytes) -> Any:
 _ZADD_FLAGS = {b"NX": IN_NX, b"XX": IN_XX, b"INCR": IN_INCR, b"GT": IN_GT, b"LT": IN_LT}
 
 
+def _zadd_one(ctx: Context, key: bytes, score: float, member: bytes) -> Reply:
+    """``ZADD key score member``, no options: the general path below without its option
+    scan, score list and counters (what most ZADDs are)."""
+    z = get_zset(ctx, key)
+    cfg = ctx.server.config
+    created = z is None
+    if z is None:
+        z = ZSetValue.create(1, len(member), cfg)
+        ctx.db.add(key, z)
+    else:
+        z.maybe_convert(1, cfg)
+    out = z.add(score, member, 0, cfg)[0]
+    if out & (OUT_ADDED | OUT_UPDATED):
+        ctx.modified(key, ready=created)  # event: zadd
+        return 1 if out & OUT_ADDED else 0
+    return 0
+
+
 def _zadd(ctx: Context, argv: list[bytes], flags: int) -> Reply:
     key = argv[1]
+    if len(argv) == 4 and not flags:
+        # A score that reads as a number cannot be an option (none does): ZADD key score
+        # member, the common case.
+        score = string2d(argv[2])
+        if score is not None:
+            return _zadd_one(ctx, key, score, argv[3])
     ch = False
     i = 2
     n = len(argv)

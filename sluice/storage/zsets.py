@@ -436,7 +436,7 @@ class ZSetValue:
     # -- writing --------------------------------------------------------------------------
 
     def _insert(self, score: float, member: bytes) -> None:
-        k = key(score, member)
+        k = score_prefix(score) + member  # key(), inlined: one call less per insertion
         if self.enc == LISTPACK:
             bisect.insort(self.zsl, k)
             self.d[member] = k
