@@ -92,8 +92,14 @@ def _store(ctx: Context, dst: bytes, result: SetValue) -> int:
 def sadd(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
-    cfg = _cfg(ctx)
     s = _get(ctx, key)
+    if s is not None and s.enc == HASHTABLE and len(argv) == 3:
+        # One member into a hash table (no conversion possible): SetValue.add, inlined.
+        if s.ht.put(argv[2], True):  # type: ignore[union-attr]
+            ctx.modified(key)  # event: sadd
+            return 1
+        return 0
+    cfg = _cfg(ctx)
     if s is None:
         s = SetValue.create(argv[2], len(argv) - 2, cfg)
         ctx.db.add(key, s)
@@ -153,8 +159,14 @@ def smove(ctx: Context, args: Args) -> Reply:
 
 def sismember(ctx: Context, args: Args) -> Reply:
     argv = args.argv
-    s = _get(ctx, argv[1])
-    return 1 if s is not None and argv[2] in s else 0
+    s = ctx.db.get(argv[1])
+    if s is None:
+        return 0
+    if type(s) is not SetValue:
+        raise WrongTypeError()
+    if s.enc == HASHTABLE:  # a big set's membership test, inlined (SetValue.__contains__)
+        return 0 if s.ht.d.get(argv[2]) is None else 1  # type: ignore[union-attr]
+    return 1 if argv[2] in s else 0
 
 
 def smismember(ctx: Context, args: Args) -> Reply:
