@@ -103,7 +103,14 @@ def _stored(ctx: Context, dst: bytes, entries: list[tuple[float, bytes]]) -> int
 
 
 def zrange(ctx: Context, args: Args) -> Reply:
-    return _zrange(ctx, args.argv, 1, False, 0, None)
+    argv = args.argv
+    if len(argv) == 4:
+        # ZRANGE key start stop, no option: _zrange's steps for a rank range (the indexes,
+        # then the key), without its option scan and range-type dispatch.
+        start, end = parse_int(argv[2]), parse_int(argv[3])
+        z = get_zset(ctx, argv[1])
+        return [] if z is None else z.members(*z.rank_bounds(start, end))
+    return _zrange(ctx, argv, 1, False, 0, None)
 
 
 def zrangestore(ctx: Context, args: Args) -> Reply:
