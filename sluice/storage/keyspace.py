@@ -13,31 +13,54 @@ call (Redis samples; a heap gives the same bounded work with no missed keys). He
 checked against ``expires`` when popped, so changing or removing a TTL needs no heap surgery;
 the heap is rebuilt when stale entries outnumber live ones.
 
-SCAN: each key gets a sequence number when it is added; the cursor is the last number
-returned. A key present for the whole scan keeps its number and is returned exactly once;
-keys added meanwhile may or may not be returned, as Redis allows.
+Per-key metadata lives in one slot per key (``slots: key -> slot``), in arrays indexed by
+slot, so a key costs one dict entry besides its data entry however much Redis keeps in its
+object header: ``keys_at`` (the key, None for a free slot), ``meta`` (the 24-bit LRU/LFU
+word, ``lru.py``), ``sizes`` (its estimated bytes, ``memsize.py``: ``used`` is their sum,
+kept at every write, with ``EXPIRE_OVERHEAD`` per TTL), ``kinds`` (its type and INFO keysizes
+bin; ``keysizes`` counts keys per type and bin). Free slots are reused.
 
-Deletions caused by expiry call ``on_expire(db, key)`` so the server can invalidate WATCH,
-wake blocked clients and log a DEL. Storage imports nothing of Sluice's outside ``storage``.
+SCAN walks the slots in order: a key keeps its slot while it lives, so a key present for the
+whole scan is returned exactly once; keys added meanwhile may or may not be. When most slots
+are free the arrays are compacted, keeping the keys' order; the cursor carries an epoch in
+its high bits, and a cursor of the epoch before is mapped onto the new slots (an older one
+restarts the scan: duplicates are allowed, misses are not). Random keys (RANDOMKEY, eviction
+samples) are random slots, which compaction keeps at least a quarter full.
 
-Object metadata Redis keeps in each value's header lives beside the data here: ``lru`` holds
-each key's last access in seconds of ``lru_clock`` (a coarse clock the server refreshes from
-its cron, as Redis's LRU clock; ``peek`` looks without touching), and ``overrides`` the few
-string encodings that cannot be derived from the key and the bytes (APPEND leaves ``raw``,
-INCRBYFLOAT ``embstr``, RENAME keeps ``raw``), checked against the value's identity so a
-stale entry is never believed.
+Lookups (``get``, ``peek``) count as Redis's ``lookupKeyRead``: while ``access.counting``
+(set per command by dispatch), INFO's keyspace hits and misses, and a miss fires the
+"keymiss" event; ``get`` touches the key (LRU clock or LFU counter); ``find`` is the quiet
+lookup the server's own bookkeeping uses. ``add`` fires "new" and ``set`` "overwritten" and
+"type_changed" (Redis's ``dbAdd`` / ``setKey``) when someone listens (``access.on_event``);
+``replace`` is ``dbReplaceValue``, silent. Deletions caused by expiry call
+``on_expire(db, key)`` so the server can invalidate WATCH, wake blocked clients, notify and
+log a DEL. Storage imports nothing of Sluice's outside ``storage``.
+
+``overrides`` holds the few string encodings that cannot be derived from the key and the
+bytes (APPEND leaves ``raw``, INCRBYFLOAT ``embstr``, RENAME keeps ``raw``), checked against
+the value's identity so a stale entry is never believed.
 """
 
 from __future__ import annotations
 
+import bisect
 import copy
 import heapq
+import random
 import time
+from array import array
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from sortedcontainers import SortedDict
-
+from .lru import TOUCH_LFU, TOUCH_LRU, Access
+from .memsize import (
+    EXPIRE_OVERHEAD,
+    KEY_OVERHEAD,
+    kind_of,
+    length_of,
+    register_kind,
+    value_size,
+)
 from .strings import rekeyed_encoding, string_encoding
 
 
@@ -100,6 +123,7 @@ _TYPE_NAMES: dict[type, bytes] = {bytes: b"string"}
 def register_type(cls: type, name: bytes) -> None:
     """Declare a value class and the name TYPE reports for it."""
     _TYPE_NAMES[cls] = name
+    register_kind(cls, name)
 
 
 def type_name(value: object) -> bytes:
@@ -121,28 +145,53 @@ ExpireHook = Callable[["Database", bytes], None]
 _DEFAULT_ENCODINGS = {b"list": b"quicklist", b"set": b"hashtable", b"zset": b"skiplist",
                       b"hash": b"hashtable", b"stream": b"stream"}
 
+NO_KIND = 0xFFFF  # ``kinds`` of a free slot
+_EPOCH_SHIFT = 40  # SCAN cursors: slot index below, compaction epoch above
+_SLOT_MASK = (1 << _EPOCH_SHIFT) - 1
+_KINDS = 7  # memsize.KIND_STRING .. KIND_OTHER
+_BINS = 64
+
+
+def _bytes_size(n: int) -> int:
+    """memsize.bytes_size, inlined where strings are stored (the hottest write path)."""
+    n += 33
+    return (n + 15) & ~15 if n <= 512 else (n + 23) & ~15
+
 
 class Database:
     """One numbered database (SELECT n)."""
 
-    __slots__ = ("id", "data", "expires", "clock", "on_expire", "_heap", "_seqs", "_by_seq", "_next_seq",
-                 "lru", "lru_clock", "overrides", "subexpires")
+    __slots__ = ("id", "data", "expires", "clock", "on_expire", "_heap", "slots", "keys_at",
+                 "meta", "sizes", "kinds", "free", "used", "keysizes", "epoch", "_remap",
+                 "access", "overrides", "subexpires")
 
-    def __init__(self, db_id: int, clock: Clock, on_expire: ExpireHook | None = None) -> None:
+    def __init__(self, db_id: int, clock: Clock, on_expire: ExpireHook | None = None,
+                 access: Access | None = None) -> None:
         self.id = db_id  # the number SELECT uses
         self.data: dict[bytes, Any] = {}  # key -> value
         self.expires: dict[bytes, int] = {}  # key -> deadline in unix ms
         self.clock = clock
         self.on_expire = on_expire  # called after a key is deleted because it expired
         self._heap: list[tuple[int, bytes]] = []  # (deadline, key), possibly stale
-        self._seqs: dict[bytes, int] = {}  # key -> scan sequence number
-        self._by_seq: SortedDict = SortedDict()  # scan sequence number -> key
-        self._next_seq = 1
-        self.lru: dict[bytes, int] = {}  # key -> last access, in lru_clock seconds
-        self.lru_clock = clock.now_ms() // 1000  # refreshed by Keyspace.update_lru_clock
+        # shared with the other databases: policy, clocks, lookup stats, event hooks
+        self.access = access if access is not None else Access(clock.now_ms())
         self.overrides: dict[bytes, tuple[Any, bytes]] = {}  # key -> (value, encoding)
         # (soonest field deadline, key) of hashes with field TTLs, maybe stale (hashes.py)
         self.subexpires: list[tuple[int, bytes]] = []
+        self.epoch = 0  # SCAN cursor epoch: bumped by each compaction of the slots
+        self._reset_slots()
+
+    def _reset_slots(self) -> None:
+        self.slots: dict[bytes, int] = {}  # key -> its slot in the arrays below
+        self.keys_at: list[bytes | None] = []  # slot -> key (None: free)
+        self.meta = array("I")  # slot -> 24-bit LRU clock or LFU time+counter
+        self.sizes = array("Q")  # slot -> estimated bytes of the key and its value
+        self.kinds = array("H")  # slot -> kind << 8 | keysizes bin (NO_KIND: free)
+        self.free: list[int] = []  # free slots, reused last freed first
+        self.used = 0  # sum of sizes, plus EXPIRE_OVERHEAD per key with a TTL
+        self.keysizes = [[0] * _BINS for _ in range(_KINDS)]  # kind -> bin -> keys
+        # SCAN cursors of the epoch before the last compaction: (that epoch, its live slots)
+        self._remap: tuple[int, array[int]] | None = None
 
     def __len__(self) -> int:
         return len(self.data)
@@ -159,23 +208,60 @@ class Database:
         return False
 
     def get(self, key: bytes) -> Any:
-        """The live value of ``key`` or None (an expired key is deleted on the way).
-
-        Counts as an access (OBJECT IDLETIME); ``peek`` does not.
-        """
+        """The live value of ``key`` or None (an expired key is deleted on the way): a read
+        lookup, which touches the key (OBJECT IDLETIME, FREQ) and counts (INFO)."""
         value = self.data.get(key)
-        if value is not None:
-            if self.expires and key in self.expires and self._expired(key):
-                return None
-            self.lru[key] = self.lru_clock
+        acc = self.access
+        if value is not None and not (
+                self.expires and key in self.expires and self._expired(key)):
+            mode = acc.mode
+            if mode == TOUCH_LRU:
+                self.meta[self.slots[key]] = acc.lru_clock
+            elif mode == TOUCH_LFU:
+                slot = self.slots[key]
+                self.meta[slot] = acc.lfu_touch(self.meta[slot])
+            if acc.counting:
+                acc.hits += 1
+            return value
+        if acc.counting:
+            acc.misses += 1
+            if acc.on_miss is not None:
+                acc.on_miss(self, key)
+        return None
+
+    def peek(self, key: bytes, notify: bool = True) -> Any:
+        """Like ``get`` without touching the key (TYPE, EXISTS, TTL, OBJECT: Redis's
+        ``LOOKUP_NOTOUCH``); ``notify=False`` fires no "keymiss" (``LOOKUP_NONOTIFY``)."""
+        value = self.data.get(key)
+        if value is not None and self.expires and key in self.expires and self._expired(key):
+            value = None
+        acc = self.access
+        if acc.counting:
+            if value is not None:
+                acc.hits += 1
+            else:
+                acc.misses += 1
+                if notify and acc.on_miss is not None:
+                    acc.on_miss(self, key)
         return value
 
-    def peek(self, key: bytes) -> Any:
-        """Like ``get`` without touching the key's access time (TYPE, EXISTS, TTL, OBJECT)."""
+    def find(self, key: bytes) -> Any:
+        """The live value, quietly: no touch, no statistics, no event (an expired key is
+        still deleted). For the server's own bookkeeping and write lookups."""
         value = self.data.get(key)
         if value is not None and self.expires and key in self.expires and self._expired(key):
             return None
         return value
+
+    def note_read(self, key: bytes, found: bool) -> None:
+        """Count a read lookup a write command makes (SET ... GET, COPY's source)."""
+        acc = self.access
+        if found:
+            acc.hits += 1
+        else:
+            acc.misses += 1
+            if acc.on_miss is not None:
+                acc.on_miss(self, key)
 
     def get_typed(self, key: bytes, cls: type) -> Any:
         """The value if it is a ``cls``, None if absent; ``WrongTypeError`` otherwise."""
@@ -185,7 +271,7 @@ class Database:
         return value
 
     def __contains__(self, key: bytes) -> bool:
-        return self.get(key) is not None
+        return self.find(key) is not None
 
     def type_of(self, key: bytes) -> bytes:
         value = self.peek(key)
@@ -194,31 +280,102 @@ class Database:
     # -- writes -------------------------------------------------------------------------
 
     def add(self, key: bytes, value: Any) -> None:
-        """Store a value under a key that does not exist (no TTL)."""
+        """Store a value under a key that does not exist (no TTL): ``dbAdd``, "new"."""
         self.data[key] = value
-        self.lru[key] = self.lru_clock
-        seq = self._next_seq
-        self._next_seq = seq + 1
-        self._seqs[key] = seq
-        self._by_seq[seq] = key
+        free = self.free
+        acc = self.access
+        if free:
+            slot = free.pop()
+            self.keys_at[slot] = key
+            self.meta[slot] = acc.initial()
+        else:
+            slot = len(self.keys_at)
+            self.keys_at.append(key)
+            self.meta.append(acc.initial())
+            self.sizes.append(0)
+            self.kinds.append(NO_KIND)
+        self.slots[key] = slot
+        self._measure(slot, key, value)
         if type(value) is not bytes:
             self._track_subexpires(key, value)
+        if acc.on_event is not None:
+            acc.on_event(self, b"new", key)
 
     def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
-        """Store a value, replacing any; the TTL is cleared unless ``keep_ttl``."""
-        if key in self.data:
-            self.data[key] = value
-            self.lru[key] = self.lru_clock
-            if not keep_ttl and self.expires:
-                self.expires.pop(key, None)
-            if self.overrides:
-                self.overrides.pop(key, None)
-            if type(value) is not bytes:
-                self._track_subexpires(key, value)
-        else:
+        """Store a value, replacing any (``setKey``: "overwritten", and "type_changed" for
+        another type); the TTL is cleared unless ``keep_ttl``. A key whose TTL has passed
+        expires first ("expired"), and the value is new ("new"), as Redis's lookupKeyWrite
+        inside setKey makes it."""
+        slot = self.slots.get(key)
+        if slot is not None and self.expires and key in self.expires and self._expired(key):
+            slot = None
+        if slot is None:
             if self.expires:
                 self.expires.pop(key, None)
             self.add(key, value)
+            return
+        old_kind = self.kinds[slot] >> 8
+        self._store(slot, key, value, keep_ttl)
+        on_event = self.access.on_event
+        if on_event is not None:
+            on_event(self, b"overwritten", key)
+            if self.kinds[slot] >> 8 != old_kind:
+                on_event(self, b"type_changed", key)
+
+    def replace(self, key: bytes, value: Any) -> None:
+        """A new value for a key, its TTL kept, no event (``dbReplaceValue``); INCR,
+        APPEND, SETRANGE. A missing key is added ("new")."""
+        slot = self.slots.get(key)
+        if slot is None:
+            self.add(key, value)
+        else:
+            self._store(slot, key, value, True)
+
+    def _store(self, slot: int, key: bytes, value: Any, keep_ttl: bool) -> None:
+        self.data[key] = value
+        self.meta[slot] = self.access.initial()  # a new object, as Redis's value is
+        if not keep_ttl and self.expires and self.expires.pop(key, None) is not None:
+            self.used -= EXPIRE_OVERHEAD
+            self.access.used -= EXPIRE_OVERHEAD
+        if self.overrides:
+            self.overrides.pop(key, None)
+        self._measure(slot, key, value)
+        if type(value) is not bytes:
+            self._track_subexpires(key, value)
+
+    def _measure(self, slot: int, key: bytes, value: Any) -> None:
+        """Account ``slot``'s value again: its size in ``used``, its kind and length bin."""
+        if type(value) is bytes:
+            size = KEY_OVERHEAD + _bytes_size(len(key)) + _bytes_size(len(value))
+            kb = len(value).bit_length()  # kind 0: a string, binned by its length
+        else:
+            size = KEY_OVERHEAD + _bytes_size(len(key)) + value_size(value)
+            kb = kind_of(value) << 8 | length_of(value).bit_length()
+        sizes = self.sizes
+        delta = size - sizes[slot]
+        self.used += delta
+        self.access.used += delta
+        sizes[slot] = size
+        kinds = self.kinds
+        old = kinds[slot]
+        if old != kb:
+            hist = self.keysizes
+            if old != NO_KIND:
+                hist[old >> 8][old & 255] -= 1
+            hist[kb >> 8][kb & 255] += 1
+            kinds[slot] = kb
+
+    def written(self, key: bytes, lrm: bool) -> None:
+        """After a command changed ``key``'s value in place: measure it again, and with an
+        LRM policy set its clock (``keyModified``'s ``updateLRM``)."""
+        slot = self.slots.get(key)
+        if slot is None:
+            return
+        if lrm:
+            self.meta[slot] = self.access.lru_clock
+        value = self.data[key]
+        if type(value) is not bytes:
+            self._measure(slot, key, value)
 
     def _track_subexpires(self, key: bytes, value: Any) -> None:
         """A value stored under ``key`` with expiring parts (a hash with field TTLs: its
@@ -243,46 +400,81 @@ class Database:
 
     def delete(self, key: bytes) -> bool:
         """Remove a live key; True if it existed."""
-        if self.get(key) is None:
+        if self.find(key) is None:
             return False
         self._remove(key)
         return True
 
     def pop(self, key: bytes) -> Any:
         """Remove a live key and return its value (None if absent)."""
-        value = self.get(key)
+        value = self.find(key)
         if value is not None:
             self._remove(key)
         return value
 
+    def remove(self, key: bytes) -> None:
+        """Delete a key that is there, expired or not (eviction)."""
+        self._remove(key)
+
     def _remove(self, key: bytes) -> None:
         del self.data[key]
-        self.expires.pop(key, None)
-        self.lru.pop(key, None)
+        if self.expires and self.expires.pop(key, None) is not None:
+            self.used -= EXPIRE_OVERHEAD
+            self.access.used -= EXPIRE_OVERHEAD
         if self.overrides:
             self.overrides.pop(key, None)
-        seq = self._seqs.pop(key)
-        del self._by_seq[seq]
+        slot = self.slots.pop(key)
+        self.keys_at[slot] = None
+        size = self.sizes[slot]
+        self.used -= size
+        self.access.used -= size
+        self.sizes[slot] = 0
+        kb = self.kinds[slot]
+        self.keysizes[kb >> 8][kb & 255] -= 1
+        self.kinds[slot] = NO_KIND
+        self.free.append(slot)
+        if len(self.free) > 3 * len(self.slots) and len(self.free) > 64:
+            self._compact()
+
+    def _compact(self) -> None:
+        """Drop the free slots, keeping the live ones in order (SCAN's epoch moves on)."""
+        live = array("Q", (i for i, k in enumerate(self.keys_at) if k is not None))
+        self._remap = (self.epoch, live)
+        self.epoch = (self.epoch + 1) & 0xFFFFFF
+        self.keys_at = [self.keys_at[i] for i in live]
+        self.meta = array("I", (self.meta[i] for i in live))
+        self.sizes = array("Q", (self.sizes[i] for i in live))
+        self.kinds = array("H", (self.kinds[i] for i in live))
+        self.free = []
+        slots = self.slots
+        for i, key in enumerate(self.keys_at):
+            slots[key] = i  # type: ignore[index]  # live slots hold keys
 
     def flush(self) -> int:
         n = len(self.data)
+        self.access.used -= self.used
         self.data = {}
         self.expires = {}
         self._heap = []
-        self._seqs = {}
-        self._by_seq = SortedDict()
-        self.lru = {}
         self.overrides = {}
         self.subexpires = []
+        self.epoch = (self.epoch + 1) & 0xFFFFFF
+        self._reset_slots()
         return n
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange keys, TTLs and metadata with ``other``; ids stay where they are."""
-        for name in ("data", "expires", "_heap", "_seqs", "_by_seq", "_next_seq", "lru",
-                     "overrides", "subexpires"):
+        for name in ("data", "expires", "_heap", "slots", "keys_at", "meta", "sizes", "kinds",
+                     "free", "used", "keysizes", "epoch", "_remap", "overrides",
+                     "subexpires"):
             mine = getattr(self, name)
             setattr(self, name, getattr(other, name))
             setattr(other, name, mine)
+
+    def recount(self) -> None:
+        """Measure every key again (after loading, whose values are reshaped in place)."""
+        for key, slot in self.slots.items():
+            self._measure(slot, key, self.data[key])
 
     # -- renames and copies ------------------------------------------------------------
 
@@ -291,15 +483,18 @@ class Database:
         self.move_to(src, self, dst)
 
     def move_to(self, key: bytes, target: Database, new_key: bytes | None = None) -> None:
-        """Move the live ``key`` into ``target`` (as ``new_key``), TTL and metadata included."""
+        """Move the live ``key`` into ``target`` (as ``new_key``), TTL and metadata included
+        (the value is the same object in Redis: its access word goes along)."""
         dst = key if new_key is None else new_key
         value = self.data[key]
         when = self.expires.get(key)
         enc = self.encoding(key, value) if type(value) is bytes else None
+        word = self.meta[self.slots[key]]
         self._remove(key)
         if dst in target.data:
             target._remove(dst)
         target.add(dst, value)
+        target.meta[target.slots[dst]] = word
         if when is not None:
             target.set_expire(dst, when)
         if enc is not None:
@@ -351,17 +546,33 @@ class Database:
         the key too, so even its shared small integers are copied in (7.x said INT_MAX)."""
         return 1
 
+    def word(self, key: bytes) -> int:
+        """The key's LRU/LFU word (the key must exist)."""
+        return self.meta[self.slots[key]]
+
+    def set_word(self, key: bytes, word: int) -> None:
+        """RESTORE's IDLETIME / FREQ (``objectSetLRUOrLFU``)."""
+        self.meta[self.slots[key]] = word
+
     def idle_seconds(self, key: bytes) -> int:
-        """Seconds since the key was last accessed (OBJECT IDLETIME)."""
-        last = self.lru.get(key)
-        if last is None:
+        """Seconds since the key was last accessed (OBJECT IDLETIME), from the LRU clock."""
+        slot = self.slots.get(key)
+        if slot is None:
             return 0
-        return max(0, self.clock.now_ms() // 1000 - last)
+        return self.access.idle_ms(self.meta[slot]) // 1000
+
+    def key_size(self, key: bytes) -> int:
+        """The estimated bytes of a live key, its TTL included."""
+        size = self.sizes[self.slots[key]]
+        return size + EXPIRE_OVERHEAD if key in self.expires else size
 
     # -- expiry -------------------------------------------------------------------------
 
     def set_expire(self, key: bytes, when_ms: int) -> None:
         """Give an existing key a deadline (unix ms)."""
+        if key not in self.expires:
+            self.used += EXPIRE_OVERHEAD
+            self.access.used += EXPIRE_OVERHEAD
         self.expires[key] = when_ms
         heapq.heappush(self._heap, (when_ms, key))
         if len(self._heap) > 2 * len(self.expires) + 1024:
@@ -373,7 +584,11 @@ class Database:
         return self.expires.get(key)
 
     def persist(self, key: bytes) -> bool:
-        return self.expires.pop(key, None) is not None
+        if self.expires.pop(key, None) is None:
+            return False
+        self.used -= EXPIRE_OVERHEAD
+        self.access.used -= EXPIRE_OVERHEAD
+        return True
 
     def active_expire(self, max_keys: int = 200) -> int:
         """Delete up to ``max_keys`` keys whose deadline has passed; return how many."""
@@ -389,7 +604,7 @@ class Database:
                     self.on_expire(self, key)
         return done
 
-    # -- iteration ----------------------------------------------------------------------
+    # -- iteration and sampling -----------------------------------------------------------
 
     def touch(self, key: bytes) -> bool:
         """TOUCH: mark a live key as accessed now; False if it does not exist."""
@@ -405,47 +620,80 @@ class Database:
                 yield key
 
     def scan(self, cursor: int, count: int) -> tuple[int, list[bytes]]:
-        """Up to ``count`` keys after ``cursor``; the next cursor (0 when done)."""
+        """Up to ``count`` keys from ``cursor`` on; the next cursor (0 when done)."""
+        epoch = cursor >> _EPOCH_SHIFT
+        i = cursor & _SLOT_MASK
+        if epoch != self.epoch:
+            remap = self._remap
+            i = bisect.bisect_left(remap[1], i) if remap is not None and remap[0] == epoch else 0
+        keys_at = self.keys_at
+        end = len(keys_at)
+        budget = max(count * 10, 100)  # free slots looked at count too: a sparse stretch
         out: list[bytes] = []
-        last = cursor
-        for seq in self._by_seq.irange(minimum=cursor + 1):
-            out.append(self._by_seq[seq])
-            last = seq
-            if len(out) >= count:
-                break
-        else:
-            last = 0
-        return last, out
+        while i < end and len(out) < count and budget:
+            key = keys_at[i]
+            i += 1
+            budget -= 1
+            if key is not None:
+                out.append(key)
+        if i >= end:
+            return 0, out
+        return (self.epoch << _EPOCH_SHIFT) | i, out
 
     def random_key(self) -> bytes | None:
-        """A random live key (O(1) expected for databases that are not mostly expired)."""
-        import random
-
-        by_seq = self._by_seq
+        """A random live key (RANDOMKEY is no access to the key)."""
         for _ in range(100):
-            if not by_seq:
+            key = self.sample_key()
+            if key is None:
                 return None
-            key: bytes = by_seq.peekitem(random.randrange(len(by_seq)))[1]
-            if self.peek(key) is not None:  # RANDOMKEY is no access to the key
+            if self.find(key) is not None:
                 return key
         return None
+
+    def sample_key(self) -> bytes | None:
+        """A random key, expired or not (None when the database is empty)."""
+        if not self.slots:
+            return None
+        keys_at = self.keys_at
+        n = len(keys_at)
+        while True:
+            key = keys_at[random.randrange(n)]
+            if key is not None:
+                return key
+
+    def sample_volatile(self) -> bytes | None:
+        """A random key with a TTL (None when there are none)."""
+        heap, expires = self._heap, self.expires
+        if not expires:
+            return None
+        while True:
+            when, key = heap[random.randrange(len(heap))]
+            if expires.get(key) == when:
+                return key
 
 
 class Keyspace:
     """The numbered databases of one server."""
 
-    __slots__ = ("dbs", "clock")
+    __slots__ = ("dbs", "clock", "access")
 
     def __init__(self, count: int = 16, clock: Clock | None = None,
                  on_expire: ExpireHook | None = None) -> None:
         self.clock = clock or Clock()
-        self.dbs = [Database(i, self.clock, on_expire) for i in range(count)]
+        self.access = Access(self.clock.now_ms())  # policy, clocks and stats the dbs share
+        self.dbs = [Database(i, self.clock, on_expire, self.access) for i in range(count)]
 
     def update_lru_clock(self) -> None:
-        """Refresh the coarse access clock of every database (the server's cron calls this)."""
-        now = self.clock.now_ms() // 1000
+        """Refresh the coarse access clocks (the server's cron calls this)."""
+        self.access.refresh(self.clock.now_ms())
+
+    def used(self) -> int:
+        """The estimated bytes of every database's keys and values."""
+        return sum(db.used for db in self.dbs)
+
+    def recount(self) -> None:
         for db in self.dbs:
-            db.lru_clock = now
+            db.recount()
 
     def __getitem__(self, index: int) -> Database:
         return self.dbs[index]

@@ -512,7 +512,7 @@ def test_readers_spared_a_rerun_go_back_as_if_rerun(h: Harness) -> None:
     h.run(writer, "XADD", "s", "1-1", "f", "v")  # "first" takes it; the others get nothing
     assert h.replies(first) and not any(h.replies(c) for c in (claim, plain, both, other))
     db = h.server.keyspace[0]
-    assert db.lru[b"t"] == db.lru_clock  # read by the re-run "both" was spared
+    assert db.word(b"t") == db.access.lru_clock  # read by the re-run "both" was spared
     assert list(h.manager.blocking_keys[(0, b"s")]) == [claim, plain, both]
     assert list(h.manager.blocking_keys[(0, b"t")]) == [other, both]
     # The next entry goes to the reader that was re-run first, as on Redis.
