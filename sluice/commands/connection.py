@@ -10,13 +10,12 @@ import time
 from collections.abc import Callable
 
 from sluice import REDIS_VERSION
-from sluice.protocol import OK, PONG, Map, Set, SimpleString, Verbatim
+from sluice.protocol import OK, PONG, Map, SimpleString, Verbatim
 
 from .args import Args, parse_int
 from .context import REPLY_OFF, REPLY_ON, REPLY_SKIP_NEXT, Command, Context, Reply, user_key
 from .errors import (
     AUTH_NOT_CONFIGURED,
-    CACHING_NEEDS_TRACKING,
     CLIENT_ID_POSITIVE,
     CLIENT_NAME_CHARS,
     DB_INDEX_OUT_OF_RANGE,
@@ -28,7 +27,6 @@ from .errors import (
     PAUSE_MODE,
     SYNTAX,
     TIMEOUT_NOT_INTEGER,
-    TRACKING_UNSUPPORTED,
     UNBLOCK_REASON,
     UNBLOCKED_ERROR,
     UNKNOWN_CLIENT_TYPE,
@@ -159,14 +157,15 @@ def reset(ctx: Context, args: Args) -> Reply:
     ctx.reply_mode = REPLY_ON
     ctx.name = b""
     ctx.no_evict = ctx.no_touch = False
+    if ctx.tracking:
+        server.tracking.disable(ctx)
     ctx.set_default_auth()
     return _RESET
 
 
 # -- CLIENT ------------------------------------------------------------------------------------
-# Mirrors Redis's clientCommand (networking.c). Sluice has no client-side caching: TRACKING ON
-# is refused, TRACKING OFF, GETREDIR and TRACKINGINFO answer as for a connection that never
-# enabled it.
+# Mirrors Redis's clientCommand (networking.c); TRACKING, CACHING, GETREDIR and TRACKINGINFO
+# are in client_tracking.py.
 
 _CLIENT_TYPES = {b"normal": "normal", b"replica": "replica", b"slave": "replica",
                  b"pubsub": "pubsub", b"master": "master"}
@@ -390,35 +389,11 @@ def client_unblock(ctx: Context, args: Args) -> Reply:
     return 1
 
 
-def client_tracking(ctx: Context, args: Args) -> Reply:
-    if _on_off(args):
-        raise CommandError(TRACKING_UNSUPPORTED)
-    while args:  # OFF takes (and ignores) the options, as Redis does
-        opt = args.next_upper()
-        if opt in (b"REDIRECT", b"PREFIX"):
-            args.next()
-        elif opt not in (b"BCAST", b"OPTIN", b"OPTOUT", b"NOLOOP"):
-            raise CommandError(SYNTAX)
-    return OK
-
-
-def client_caching(ctx: Context, args: Args) -> Reply:
-    raise CommandError(CACHING_NEEDS_TRACKING)  # tracking is never on
-
-
-def client_getredir(ctx: Context, args: Args) -> Reply:
-    return -1
-
-
-def client_trackinginfo(ctx: Context, args: Args) -> Reply:
-    return Map({b"flags": Set([b"off"]), b"redirect": -1, b"prefixes": []})
-
-
 _CLIENT_HELP = (
     "CACHING <YES|NO>",
-    "    Client-side caching is not supported: always an error.",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
     "GETREDIR",
-    "    Where tracking notifications go: always -1 (tracking is not supported).",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    This connection's name.",
     "ID",
@@ -449,10 +424,11 @@ _CLIENT_HELP = (
     "    Record the client library's name or version.",
     "SETNAME <name>",
     "    Name this connection.",
-    "TRACKING <ON|OFF> [options]",
-    "    Client-side caching is not supported: ON is refused, OFF accepted.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
     "TRACKINGINFO",
-    "    Tracking state of this connection (always off).",
+    "    Report tracking status for the current connection.",
     "UNBLOCK <client-id> [TIMEOUT|ERROR]",
     "    Wake a client blocked in a blocking command, as on timeout or with an error.",
     "UNPAUSE",
@@ -485,14 +461,8 @@ COMMANDS: tuple[Command, ...] = (
     cmd("client",          -2,   NONE,                                        A.NONE,       None, None,
         "Groups the commands about client connections.", group="connection",
         since="2.4.0", complexity="Depends on subcommand."),
-    cmd("client|caching",   3,   _CL,                                         A.CONNECTION, None, client_caching,
-        "Chooses whether the next command's keys are tracked (tracking is not supported).",
-        group="connection", since="6.0.0", syntax="<YES | NO>"),
     cmd("client|getname",   2,   _CL,                                         A.CONNECTION, None, client_getname,
         "Returns this connection's name.", group="connection", since="2.6.9"),
-    cmd("client|getredir",  2,   _CL,                                         A.CONNECTION, None, client_getredir,
-        "Returns where tracking notifications are redirected (never: -1).",
-        group="connection", since="6.0.0"),
     cmd("client|help",      2,   LOADING | STALE,                             A.CONNECTION, None, client_help,
         "Explains the CLIENT subcommands.", group="connection", since="5.0.0"),
     cmd("client|id",        2,   _CL,                                         A.CONNECTION, None, client_id,
@@ -532,14 +502,6 @@ COMMANDS: tuple[Command, ...] = (
     cmd("client|setname",   3,   _CL,                                         A.CONNECTION, None, client_setname,
         "Names this connection.", group="connection", since="2.6.9",
         syntax="connection-name"),
-    cmd("client|tracking", -3,   _CL,                                         A.CONNECTION, None, client_tracking,
-        "Turns client-side caching on (not supported) or off.", group="connection",
-        since="6.0.0", complexity="O(1). Some options may introduce additional complexity.",
-        syntax="<ON | OFF> [REDIRECT client-id] [PREFIX prefix [PREFIX prefix ...]] [BCAST] "
-               "[OPTIN] [OPTOUT] [NOLOOP]"),
-    cmd("client|trackinginfo", 2, _CL,                                        A.CONNECTION, None, client_trackinginfo,
-        "Describes this connection's tracking state (always off).", group="connection",
-        since="6.2.0"),
     cmd("client|unblock",  -3,   ADMIN | _CL,                                 A.CONNECTION, None, client_unblock,
         "Wakes a client blocked in a blocking command.", group="connection",
         since="5.0.0", complexity="O(log N) where N is the number of client connections",

@@ -62,9 +62,9 @@ from .spec import Cmd
 __all__ = [
     "BLOCKED", "REPLY_OFF", "REPLY_ON", "REPLY_SKIP", "REPLY_SKIP_NEXT", "Acl", "AclCommands",
     "AclLogEntry", "AclSelector", "AclUser", "Aof", "BlockedOn", "Blocked", "Blocking",
-    "Command", "Context", "FunctionInfo", "Latency", "LibraryInfo", "Persistence", "PubSub",
-    "Reply", "RunningScript", "Scripting", "ServerFacade", "Settings", "SlowlogEntry",
-    "command_name", "user_key",
+    "Command", "Context", "FunctionInfo", "Latency", "LibraryInfo", "Memory", "Persistence",
+    "PubSub", "Reply", "RunningScript", "Scripting", "ServerFacade", "Settings", "SlowlogEntry",
+    "Tracking", "command_name", "user_key",
 ]
 
 C = TypeVar("C")  # the client type: Context for handlers, server.client.Client for the server
@@ -140,6 +140,12 @@ class Settings(Protocol):
     def lua_enable_deprecated_api(self) -> bool: ...  # setfenv/getfenv/newproxy in scripts
     @property
     def loglevel(self) -> str: ...  # debug | verbose | notice | warning | nothing
+    @property
+    def maxmemory(self) -> int: ...  # bytes (0: no limit)
+    @property
+    def maxmemory_policy(self) -> str: ...  # noeviction, allkeys-lru ... (evict.POLICIES)
+    @property
+    def key_memory_histograms(self) -> bool: ...  # INFO keysizes shows allocation sizes too
 
     def get_matching(self, patterns: Sequence[bytes]) -> dict[bytes, bytes]: ...  # CONFIG GET
     def set_many(self, pairs: list[tuple[bytes, list[bytes]]], *,
@@ -187,6 +193,36 @@ class PubSub(Protocol[C_contra]):
     def numsub(self, channel: bytes, shard: bool = False) -> int: ...  # a channel's subscribers
     def active(self, pattern: bytes | None,
                shard: bool = False) -> list[bytes]: ...  # channels with subscribers
+
+
+class Tracking(Protocol[C_contra]):
+    """Client-side caching (``server.tracking.Tracking``, Redis's tracking.c)."""
+
+    @property
+    def count(self) -> int: ...  # clients with tracking on
+
+    def enable(self, client: C_contra, redirect: int, options: int,
+               prefixes: list[bytes]) -> None: ...  # CLIENT TRACKING ON (options checked)
+    def disable(self, client: C_contra) -> None: ...  # CLIENT TRACKING OFF, RESET
+    def info_fields(self) -> dict[str, int]: ...  # INFO tracking_total_keys/items/prefixes
+
+
+class Memory(Protocol):
+    """Memory accounting and eviction (``server.memory.Memory``)."""
+
+    @property
+    def peak(self) -> int: ...  # INFO used_memory_peak
+    @property
+    def clients_mem(self) -> int: ...  # clients' buffers and structures (last refresh)
+    @property
+    def aof_mem(self) -> int: ...  # the AOF buffer (not counted for eviction)
+    @property
+    def other_mem(self) -> int: ...  # tracking table, subscriptions, slow log
+
+    def refresh(self) -> int: ...  # measure the buffers again; used_memory
+    def used(self) -> int: ...  # used_memory, buffers as last measured
+    def overhead(self) -> int: ...  # used_memory_overhead
+    def perform_evictions(self) -> int: ...  # evict down to maxmemory (EVICT_* result)
 
 
 class Aof(Protocol):
@@ -416,6 +452,12 @@ class ServerFacade(Protocol[C]):
     def slowlog(self) -> MutableSequence[SlowlogEntry]: ...  # newest first
     @property
     def latency(self) -> Latency: ...  # LATENCY's samples
+    @property
+    def notify_flags(self) -> int: ...  # notify-keyspace-events' classes (keyevents.py)
+    @property
+    def tracking(self) -> Tracking[C]: ...  # CLIENT TRACKING
+    @property
+    def memory(self) -> Memory: ...  # used_memory, maxmemory eviction
 
     def key_modified(self, db: Database, key: bytes, ready: bool = True,
                      changes: int = 1) -> None: ...  # ``ctx.modified`` for another db
@@ -452,6 +494,8 @@ class Context(Protocol):
     def now_ms(self) -> int: ...  # the server clock, unix ms (virtual in tests)
     def modified(self, key: bytes, db: Database | None = None, ready: bool = True,
                  changes: int = 1) -> None: ...  # after a write: dirty, WATCH, wake-ups
+    def notify(self, event: bytes, key: bytes,
+               db: Database | None = None) -> None: ...  # a keyspace event (keyevents.py)
 
     # -- the reply ---------------------------------------------------------------------
     resp3: bool  # the connection speaks RESP3 (HELLO 3)
@@ -506,6 +550,11 @@ class Context(Protocol):
     monitor: bool  # a MONITOR client
     no_evict: bool  # CLIENT NO-EVICT
     no_touch: bool  # CLIENT NO-TOUCH
+    tracking: int  # CLIENT TRACKING flags (client_tracking.py); 0: off
+    @property
+    def tracking_redirect(self) -> int: ...  # where invalidations go (0: here)
+    @property
+    def tracking_prefixes(self) -> Mapping[bytes, None]: ...  # BCAST prefixes
 
     def info_line(self) -> str: ...  # its CLIENT LIST line
     def is_local(self) -> bool: ...  # a Unix socket or loopback peer (Redis's connIsLocal)

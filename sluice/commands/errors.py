@@ -221,10 +221,6 @@ CACHING_NEEDS_TRACKING = (
     "ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or "
     "OPTOUT mode enabled"
 )
-# Our own wording: Sluice does not implement client-side caching.
-TRACKING_UNSUPPORTED = (
-    "ERR client-side caching (CLIENT TRACKING ON) is not supported by Sluice"
-)
 
 
 def subcommand_syntax(sub: bytes, parent: str) -> CommandError:
@@ -489,3 +485,33 @@ SCRIPT_WRONG_ARITY = b"ERR Wrong number of args calling Redis command from scrip
 SCRIPT_NOSCRIPT = b"ERR This Redis command is not allowed from script"
 SCRIPT_READ_ONLY = b"ERR Write commands are not allowed from read-only scripts."
 SCRIPT_ACL_FAILURE = b"ERR ACL failure in script: "
+
+# Memory, eviction, client-side caching (issue 20)
+OOM = "OOM command not allowed when used memory > 'maxmemory'."
+LRU_NOT_SELECTED = (
+    "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when "
+    "switching between policies at runtime LRU and LFU data will take some time to adjust."
+)
+TRACKING_REDIRECT_TWICE = "ERR A client can only redirect to a single other client"
+TRACKING_NO_SUCH_CLIENT = "ERR The client ID you want redirect to does not exist"
+TRACKING_PREFIX_NEEDS_BCAST = "ERR PREFIX option requires BCAST mode to be enabled"
+TRACKING_SWITCH_BCAST = (
+    "ERR You can't switch BCAST mode on/off before disabling tracking for this client, and "
+    "then re-enabling it with a different mode."
+)
+TRACKING_OPT_BCAST = "ERR OPTIN and OPTOUT are not compatible with BCAST"
+TRACKING_OPTIN_AND_OPTOUT = "ERR You can't specify both OPTIN mode and OPTOUT mode"
+TRACKING_SWITCH_OPT = (
+    "ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and "
+    "then re-enabling it with a different mode."
+)
+TRACKING_PREFIX_OVERLAP = (
+    b"ERR Prefix '%s' overlaps with an existing prefix '%s'. Prefixes for a single client "
+    b"must not overlap."
+)
+TRACKING_PREFIX_OVERLAP_ARGS = (
+    b"ERR Prefix '%s' overlaps with another provided prefix '%s'. Prefixes for a single "
+    b"client must not overlap."
+)
+CACHING_YES_NOT_OPTIN = "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
+CACHING_NO_NOT_OPTOUT = "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."

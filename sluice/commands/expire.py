@@ -78,6 +78,7 @@ def _expire(ctx: Context, args: Args, relative: bool, seconds: bool) -> Reply:
         db.set_expire(key, when)
         ctx.rewrite_argv([b"PEXPIREAT", key, b"%d" % when])
     ctx.modified(key, ready=when <= now)  # only a deletion wakes blocked readers
+    ctx.notify(b"del" if when <= now else b"expire", key)
     return 1
 
 
@@ -133,6 +134,7 @@ def persist(ctx: Context, args: Args) -> Reply:
     if db.get(key) is None or not db.persist(key):
         return 0
     ctx.modified(key, ready=False)
+    ctx.notify(b"persist", key)
     return 1
 
 

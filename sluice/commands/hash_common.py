@@ -9,10 +9,10 @@ Role: what every hash handler needs and must do the same way, mirroring ``t_hash
   and counted in ``expired_subkeys``; the key goes when its last field does, unless the
   caller asks to keep it until it is done (``AVOID_HASH_DEL``); the key counts as modified
   (WATCH) unless the caller reports that itself (``NO_SIGNAL``).
-- ``written``: the one call after every write of a hash key: WATCH, blocked clients and the
-  dirty counter (``ctx.modified``). It is also where the keyspace event Redis fires for the
-  write (``hset``, ``hdel``, ``hexpire``, ``hexpired`` ...) will be sent once Sluice has
-  keyspace notifications: every write names its event here.
+- ``written``: the one call after every write of a hash key: WATCH, blocked clients, the
+  dirty counter and client-side caches (``ctx.modified``), then the keyspace events Redis
+  fires for the write, in its order (``hexpired``, ``hset``, ``hdel`` / ``hexpire`` ...),
+  and ``del`` when the write left the key gone.
 - ``Effects``: what one command logs (AOF), in Redis's order: the HDEL of each field that
   expired or was deleted by a past deadline while it ran, then its own operation (rewritten
   where Redis rewrites it). ``log`` hands them to dispatch in place of the command, which
@@ -43,7 +43,7 @@ from .errors import CommandError
 # hashTypeGetValue results
 OK, NOT_FOUND, EXPIRED, EXPIRED_HASH = 0, 1, 2, 3
 # hashTypeGetValue flags (HFE_LAZY_*)
-NO_SIGNAL, AVOID_HASH_DEL = 1, 2
+NO_SIGNAL, AVOID_HASH_DEL, NO_NOTIFICATION = 1, 2, 4
 
 LONG_MAX = (1 << 63) - 1
 INT_MAX = (1 << 31) - 1
@@ -74,13 +74,18 @@ def limits(ctx: Context) -> tuple[int, int]:
     return cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value
 
 
-def written(ctx: Context, key: bytes, event: bytes, changes: int = 1, db: Database | None = None
-            ) -> None:
+def written(ctx: Context, key: bytes, events: bytes | tuple[bytes, ...], changes: int = 1,
+            db: Database | None = None) -> None:
     """A write to the hash at ``key`` (Redis's ``keyModified`` + ``server.dirty +=`` +
-    ``notifyKeyspaceEvent(NOTIFY_HASH, event)``): WATCH, blocked clients, the dirty counter.
-    ``event`` is the keyspace event Redis fires; notifications are not built yet (issue 20),
-    so it only names the place."""
+    ``notifyKeyspaceEvent``): WATCH, blocked clients, the dirty counter, client-side caches;
+    then ``events`` (one, or several in order), and ``del`` if the key is gone."""
     ctx.modified(key, db, changes=changes)
+    if not ctx.server.notify_flags:
+        return
+    for event in (events,) if type(events) is bytes else events:
+        ctx.notify(event, key, db)  # type: ignore[arg-type]  # a tuple holds bytes
+    if key not in (ctx.db if db is None else db).data:
+        ctx.notify(b"del", key, db)
 
 
 def count_field_expiry(stats: Counter[str], active: bool = False) -> None:
@@ -131,7 +136,9 @@ def get_value(ctx: Context, key: bytes, h: Hash, field: bytes, now: int, effects
     if not h.d and not flags & AVOID_HASH_DEL:
         ctx.db.delete(key)
         res = EXPIRED_HASH
-    if not flags & NO_SIGNAL:
+    if flags & NO_NOTIFICATION:
+        ctx.modified(key, changes=0)  # the caller fires one "hexpired" for all the fields
+    elif not flags & NO_SIGNAL:
         written(ctx, key, b"hexpired", 0)
     return res, None
 

@@ -150,7 +150,7 @@ def _hexpire(ctx: Context, args: Args, relative: bool, seconds: bool) -> Reply:
         track_field_expiry(ctx.db, key, h)
     if updated or deleted:
         delete_if_empty(ctx, key, h)
-        written(ctx, key, b"hdel" if deleted else b"hexpire", updated + deleted)
+        written(ctx, key, b"hdel" if deleted else b"hexpire", updated + deleted)  # (+"del")
         if updated:
             # Logged as the command with an absolute time in ms and only the fields it set
             # (Redis rewrites the arguments in place, keeping any condition).
@@ -262,7 +262,7 @@ def hgetdel(ctx: Context, args: Args) -> Reply:
     if not expired and not deleted:
         return out
     delete_if_empty(ctx, key, h)
-    written(ctx, key, b"hdel" if deleted else b"hexpired", deleted)
+    written(ctx, key, (b"hexpired",) * bool(expired) + (b"hdel",) * bool(deleted), deleted)
     if deleted:
         effects.log(ctx, [b"HDEL", key, *fields])
     else:
@@ -377,7 +377,8 @@ def hgetex(ctx: Context, args: Args) -> Reply:
     if updated and when is not None:
         track_field_expiry(ctx.db, key, h)
     delete_if_empty(ctx, key, h)
-    written(ctx, key, b"hexpire" if updated else b"hdel" if deleted else b"hexpired",
+    change = (b"hpersist" if when is None else b"hexpire") if updated else b"hdel"
+    written(ctx, key, (b"hexpired",) * bool(expired) + (change,) * bool(updated or deleted),
             deleted + updated)
     if updated:
         head = ([b"HPERSIST", key] if when is None
@@ -415,10 +416,10 @@ def hsetex(ctx: Context, args: Args) -> Reply:
             if (p.flags & _FXX and not exists) or (p.flags & _FNX and exists):
                 break
         if (p.flags & _FNX and found) or (p.flags & _FXX and found != p.count):
+            delete_if_empty(ctx, key, h)
             if expired:
                 written(ctx, key, b"hexpired", 0)
                 effects.log(ctx)
-            delete_if_empty(ctx, key, h)
             return 0
     max_entries, max_value = limits(ctx)
     h.try_conversion(argv, p.first, max_entries, max_value)
@@ -440,7 +441,8 @@ def hsetex(ctx: Context, args: Args) -> Reply:
     if updated:
         track_field_expiry(db, key, h)
     delete_if_empty(ctx, key, h)
-    written(ctx, key, b"hset", p.count)
+    change = (b"hdel",) if deleted else (b"hexpire",) if updated else ()
+    written(ctx, key, (b"hexpired",) * bool(expired) + (b"hset",) + change, p.count)
     if deleted:
         effects.log(ctx)  # the fields' HDELs say it all
     elif set_expiry and not p.flags & _PXAT:

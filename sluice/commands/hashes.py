@@ -48,6 +48,7 @@ from .errors import SYNTAX, CommandError, wrong_arity
 from .hash_common import (
     EXPIRED_HASH,
     LONG_MAX,
+    NO_NOTIFICATION,
     Effects,
     expire_all_due,
     get_hash,
@@ -289,11 +290,14 @@ def hmget(ctx: Context, args: Args) -> Reply:
         if gone:  # its last field expired: the key is gone
             out.append(None)
             continue
-        res, value = get_value(ctx, key, h, field, now, effects)
+        res, value = get_value(ctx, key, h, field, now, effects, NO_NOTIFICATION)
         gone = res == EXPIRED_HASH
         out.append(value)
     if effects.ops:
         effects.log(ctx)
+        ctx.notify(b"hexpired", key)  # one event for the fields that expired (Redis's HMGET)
+        if gone:
+            ctx.notify(b"del", key)
     return out
 
 

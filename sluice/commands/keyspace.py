@@ -34,6 +34,7 @@ from .errors import (
     INVALID_FIRST_DB,
     INVALID_SECOND_DB,
     LFU_NOT_SELECTED,
+    LRU_NOT_SELECTED,
     NO_SUCH_KEY,
     NOVALUES_ONLY_HSCAN,
     SAME_OBJECT,
@@ -103,6 +104,7 @@ def del_(ctx: Context, args: Args) -> Reply:
     for key in args.rest():
         if db.delete(key):
             ctx.modified(key)
+            ctx.notify(b"del", key)
             removed += 1
     return removed
 
@@ -160,7 +162,7 @@ def scan(ctx: Context, args: Args) -> Reply:
     cursor, batch = db.scan(cursor, count)
     out = []
     for key in batch:
-        value = db.peek(key)  # an expired key is deleted here, as Redis's SCAN does
+        value = db.find(key)  # an expired key is deleted here, as Redis's SCAN does
         if value is None:
             continue
         if match is not None and not match(key):
@@ -185,11 +187,19 @@ def _rename(ctx: Context, args: Args, nx: bool) -> Reply:
         raise CommandError(NO_SUCH_KEY)
     if src == dst:
         return 0 if nx else OK
-    if db.get(dst) is not None and nx:
+    old = db.get(dst)
+    if old is not None and nx:
         return 0
+    old_type = None if old is None else type_name(old)
     db.rename(src, dst)
     ctx.modified(src)
     ctx.modified(dst, changes=0)  # one change, as Redis counts
+    ctx.notify(b"rename_from", src)
+    ctx.notify(b"rename_to", dst)
+    if old_type is not None:
+        ctx.notify(b"overwritten", dst)
+        if old_type != type_name(db.data[dst]):
+            ctx.notify(b"type_changed", dst)
     return 1 if nx else OK
 
 
@@ -212,6 +222,8 @@ def move(ctx: Context, args: Args) -> Reply:
     src.move_to(key, dst)
     ctx.modified(key)
     ctx.server.key_modified(dst, key, changes=0)  # one change, as Redis counts
+    ctx.notify(b"move_from", key)
+    ctx.notify(b"move_to", key, dst)
     return 1
 
 
@@ -229,14 +241,22 @@ def copy(ctx: Context, args: Args) -> Reply:
             raise CommandError(SYNTAX)
     if src is dst and key == new_key:
         raise CommandError(SAME_OBJECT)
-    if src.get(key) is None:
+    value = src.get(key)
+    src.note_read(key, value is not None)  # COPY reads its source as a read command does
+    if value is None:
         return 0
-    if dst.get(new_key) is not None:
+    old = dst.get(new_key)
+    if old is not None:
         if not replace:
             return 0
         dst.delete(new_key)
     src.copy_to(key, dst, new_key)
     ctx.server.key_modified(dst, new_key)
+    ctx.notify(b"copy_to", new_key, dst)
+    if old is not None:
+        ctx.notify(b"overwritten", new_key, dst)
+        if type_name(old) != type_name(value):
+            ctx.notify(b"type_changed", new_key, dst)
     return 1
 
 
@@ -280,28 +300,34 @@ _OBJECT_HELP = [SimpleString(line) for line in (
 
 def object_encoding(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
-    value = ctx.db.peek(key)
+    value = ctx.db.peek(key, notify=False)  # Redis: LOOKUP_NOTOUCH | LOOKUP_NONOTIFY
     return None if value is None else ctx.db.encoding(key, value)
 
 
 def object_refcount(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
-    value = ctx.db.peek(key)
+    value = ctx.db.peek(key, notify=False)
     return None if value is None else ctx.db.refcount(key, value)
 
 
 def object_idletime(ctx: Context, args: Args) -> Reply:
     key = args.next_key()
-    if ctx.db.peek(key) is None:
+    db = ctx.db
+    if db.peek(key, notify=False) is None:
         return None
-    return ctx.db.idle_seconds(key)
+    if db.access.lfu:  # the word holds an LFU counter, not a clock
+        raise CommandError(LRU_NOT_SELECTED)
+    return db.idle_seconds(key)
 
 
 def object_freq(ctx: Context, args: Args) -> Reply:
-    if ctx.db.peek(args.next_key()) is None:
+    key = args.next_key()
+    db = ctx.db
+    if db.peek(key, notify=False) is None:
         return None
-    # Sluice never evicts (maxmemory-policy is always noeviction), so no LFU counters exist.
-    raise CommandError(LFU_NOT_SELECTED)
+    if not db.access.lfu:
+        raise CommandError(LFU_NOT_SELECTED)
+    return db.access.lfu_decr(db.word(key))  # decayed, not touched (LFUDecrAndReturn)
 
 
 def object_help(ctx: Context, args: Args) -> Reply:

@@ -177,15 +177,22 @@ def _get_or_create(ctx: Context, key: bytes) -> ListValue:
     return lst
 
 
-def _removed_from(ctx: Context, key: bytes, lst: ListValue, changes: int = 1) -> None:
-    """After elements left ``key``: delete it if empty (no empty lists), else let it become a
-    listpack again if it shrank enough; signal the write, counting ``changes`` (Redis counts
-    one per element removed)."""
+def _removed_from(ctx: Context, key: bytes, lst: ListValue, changes: int, event: bytes) -> None:
+    """After elements left ``key``: the keyspace ``event``; delete it if empty (no empty
+    lists: "del"), else let it become a listpack again if it shrank enough; signal the write,
+    counting ``changes`` (Redis counts one per element removed). Redis's
+    ``listElementsRemoved``, whose order of events this keeps."""
+    ctx.notify(event, key)
     if not lst:
         ctx.db.delete(key)
+        ctx.notify(b"del", key)
     else:
         lst.after_removal(_fill(ctx))
     ctx.modified(key, changes=changes)
+
+
+def _pop_event(head: bool) -> bytes:
+    return b"lpop" if head else b"rpop"
 
 
 def _where(arg: bytes) -> bool:
@@ -221,6 +228,7 @@ def _push(ctx: Context, args: Args, head: bool, only_existing: bool) -> int:
         ctx.db.add(key, lst)
     n = lst.push(argv[2:], head, _fill(ctx))
     ctx.modified(key, changes=len(argv) - 2)  # one change per element, as Redis counts
+    ctx.notify(b"lpush" if head else b"rpush", key)
     return n
 
 
@@ -252,6 +260,7 @@ def linsert(ctx: Context, args: Args) -> Reply:
     if not lst.insert_at_pivot(pivot, value, where == b"BEFORE", _fill(ctx)):
         return -1
     ctx.modified(key)
+    ctx.notify(b"linsert", key)
     return len(lst)
 
 
@@ -266,7 +275,7 @@ def _pop(ctx: Context, args: Args, head: bool) -> Reply:
         if lst is None:
             return None
         value = lst.pop_one(head)
-        _removed_from(ctx, key, lst)
+        _removed_from(ctx, key, lst, 1, _pop_event(head))
         return value
     if len(argv) > 3:
         raise wrong_arity(command_name(ctx))
@@ -277,7 +286,7 @@ def _pop(ctx: Context, args: Args, head: bool) -> Reply:
     if count == 0:
         return []
     values = lst.pop_head(count) if head else lst.pop_tail(count)
-    _removed_from(ctx, key, lst, len(values))
+    _removed_from(ctx, key, lst, len(values), _pop_event(head))
     return values
 
 
@@ -296,7 +305,7 @@ def _mpop_from(ctx: Context, keys: list[bytes], head: bool, count: int) -> list[
         if lst is None:
             continue
         values = lst.pop_head(count) if head else lst.pop_tail(count)
-        _removed_from(ctx, key, lst, len(values))
+        _removed_from(ctx, key, lst, len(values), _pop_event(head))
         ctx.rewrite_argv([b"LPOP" if head else b"RPOP", key, b"%d" % len(values)])
         return [key, values]
     return None
@@ -338,7 +347,8 @@ def _move(ctx: Context, src_key: bytes, dst_key: bytes, from_head: bool, to_head
     # Pushed before the source's shrink check, as Redis does (it matters when src is dst).
     dst.push([value], to_head, _fill(ctx), popped_bytes(value, from_quicklist))
     ctx.modified(dst_key)  # Redis signals the destination first; one change in all
-    _removed_from(ctx, src_key, src, 0)
+    ctx.notify(b"lpush" if to_head else b"rpush", dst_key)
+    _removed_from(ctx, src_key, src, 0, _pop_event(from_head))
     return value
 
 
@@ -365,7 +375,7 @@ def _blocking_pop(ctx: Context, args: Args, head: bool) -> Reply:
         if lst is None:
             continue
         value = lst.pop_one(head)
-        _removed_from(ctx, key, lst)
+        _removed_from(ctx, key, lst, 1, _pop_event(head))
         ctx.rewrite_argv([b"LPOP" if head else b"RPOP", key])
         return [key, value]
     return ctx.block(keys, timeout, NULL_ARRAY)
@@ -446,6 +456,7 @@ def lset(ctx: Context, args: Args) -> Reply:
     if not lst.set_at(index, args.next(), _fill(ctx)):
         raise CommandError(INDEX_OUT_OF_RANGE)
     ctx.modified(key)
+    ctx.notify(b"lset", key)
     return OK
 
 
@@ -458,7 +469,7 @@ def lrem(ctx: Context, args: Args) -> Reply:
         return 0
     removed = lst.remove_value(value, count)
     if removed:
-        _removed_from(ctx, key, lst, removed)
+        _removed_from(ctx, key, lst, removed, b"lrem")
     return removed
 
 
@@ -469,7 +480,7 @@ def ltrim(ctx: Context, args: Args) -> Reply:
     if lst is None:
         return OK
     removed = lst.trim(start, end)
-    _removed_from(ctx, key, lst, removed)  # WATCH sees it even when nothing was trimmed
+    _removed_from(ctx, key, lst, removed, b"ltrim")  # WATCH sees it even when nothing goes
     return OK
 
 

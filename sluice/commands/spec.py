@@ -309,6 +309,9 @@ class Cmd(Generic[CtxT]):
     ready_check: ReadyCheck[CtxT] | None = None
     # Flags that depend on the arguments (dispatch's checks use them; the row keeps its own).
     get_flags: GetFlags[CtxT] | None = None
+    # Its key lookups are Redis's read lookups (INFO keyspace_hits / misses, "keymiss"):
+    # None derives it from READONLY; a write command that reads with lookupKeyRead says True.
+    reads: bool | None = None
     # Derived at registration:
     btype: bytes | None = None  # the key type that can serve it when it blocks; None: any
     categories: int = 0
@@ -316,6 +319,7 @@ class Cmd(Generic[CtxT]):
     parent: Cmd[CtxT] | None = None
     name_bytes: bytes = b""
     first_arg: int = 1  # where the handler's Args start: after the (sub)command name
+    counts_lookups: bool = False  # ``reads`` resolved: dispatch sets Access.counting from it
     # Statistics for INFO commandstats (mutable on purpose; one record per command).
     calls: int = 0
     usec: int = 0
@@ -329,6 +333,8 @@ class Cmd(Generic[CtxT]):
         self.btype = next((t for category, t in _BTYPES if self.acl & category), None)
         if _legacy_range(self.keys)[3]:
             self.flags |= F.MOVABLE_KEYS
+        self.counts_lookups = (bool(self.flags & F.READONLY) if self.reads is None
+                               else self.reads)
 
     @property
     def fullname(self) -> str:
@@ -398,6 +404,7 @@ def cmd(
     tips: tuple[str, ...] = (),
     ready_check: ReadyCheck[CtxT] | None = None,
     get_flags: GetFlags[CtxT] | None = None,
+    reads: bool | None = None,
 ) -> Cmd[CtxT]:
     """Build one table row; ``keys`` may be one spec, a tuple of specs, or None."""
     if keys is None:
@@ -408,7 +415,7 @@ def cmd(
         spec = keys
     return Cmd(
         name, arity, flags, acl, spec, handler, summary, since, complexity, group, syntax,
-        doc_flags, tips, ready_check, get_flags,
+        doc_flags, tips, ready_check, get_flags, reads,
     )
 
 

@@ -164,6 +164,8 @@ def xclaim(ctx: Context, args: Args) -> Reply:
         j += 1
     old_last = group.last_id
     created = group.lookup_consumer(owner) is None
+    if created:  # the claim creates it first (Redis's streamCreateConsumer notifies)
+        ctx.notify(b"xgroup-createconsumer", key)
     pending_gone = [sid for sid in ids if sid in group.pel and not group.stream.exists(sid)]
     claimed = group.claim(owner, min_idle, ids, now, delivery_time=delivery,
                           retrycount=retrycount, force=force, justid=justid,
@@ -218,6 +220,8 @@ def xautoclaim(ctx: Context, args: Args) -> Reply:
     _, group = lookup_group(ctx, key, name, NOGROUP_KEY_OR_GROUP)
     now = ctx.now_ms()
     created = group.lookup_consumer(owner) is None
+    if created:
+        ctx.notify(b"xgroup-createconsumer", key)
     cursor, claimed, deleted = group.autoclaim(owner, min_idle, start, count, now, justid)
     log = [drop_argv(key, name, sid, owner, now, group.last_id) for sid in deleted]
     log += [claim_argv(key, name, sid, group.pel[sid], owner, group.last_id)
@@ -254,11 +258,11 @@ COMMANDS: tuple[Command, ...] = (
         syntax="key group consumer min-idle-time id [id ...] [IDLE ms] "
                "[TIME unix-time-milliseconds] [RETRYCOUNT count] [FORCE] [JUSTID] "
                "[LASTID lastid]",
-        tips=("nondeterministic_output",)),
+        tips=("nondeterministic_output",), reads=True),
     cmd("xautoclaim",  -6, WRITE | FAST, A.STREAM, key_at(1, RW | DELETE),  xautoclaim,
         "Changes, or acquires, ownership of messages in a consumer group, as if the messages "
         "were delivered to as consumer group member.", group="stream", since="6.2.0",
         complexity="O(1) if COUNT is small.",
         syntax="key group consumer min-idle-time start [COUNT count] [JUSTID]",
-        tips=("nondeterministic_output",)),
+        tips=("nondeterministic_output",), reads=True),
 )

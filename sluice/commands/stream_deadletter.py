@@ -86,8 +86,9 @@ def dead_letter(ctx: Context, key: bytes, group: ConsumerGroup, ids: list[int], 
     if moved:
         if created:
             db.add(dl.key, target)
-        # The write point of a dead letter (keyspace notifications, issue 20: "xadd" on the
-        # dead-letter stream; the acknowledgement is a group change, as XACK's).
+        # A dead letter is an XADD to the dead-letter stream (one "xadd" event per call, as
+        # for one XADD); the acknowledgement is a group change, as XACK's (no event).
+        ctx.notify(b"xadd", dl.key)
         ctx.modified(dl.key, changes=moved)  # the new entries: readers wake, WATCH fails
         ctx.server.dirty += moved  # the acknowledgements (group changes, not key writes)
         stats["sluice_dead_lettered"] += moved

@@ -190,6 +190,7 @@ def xgroup_create(ctx: Context, args: Args) -> Reply:
         ctx.modified(key, changes=0)  # the group's change is the one Redis counts
     stream.create_group(name, last_id, _at_most_added(stream, entries_read))  # BusyGroupError
     group_dirty(ctx)
+    ctx.notify(b"xgroup-create", key)
     return OK
 
 
@@ -204,6 +205,7 @@ def xgroup_setid(ctx: Context, args: Args) -> Reply:
     last_id = stream.last_id if raw_id == b"$" else parse_id(raw_id)
     group.set_id(last_id, _at_most_added(stream, entries_read))
     group_dirty(ctx)
+    ctx.notify(b"xgroup-setid", ctx.argv[2])
     return OK
 
 
@@ -220,6 +222,7 @@ def xgroup_destroy(ctx: Context, args: Args) -> Reply:
         return 0
     stream.destroy_group(group.name)
     group_dirty(ctx)
+    ctx.notify(b"xgroup-destroy", ctx.argv[2])
     # Redis signals the key so XREADGROUP clients blocked on the group re-run and fail.
     ctx.server.blocking.signal_key_as_ready(ctx.db, ctx.argv[2])
     return 1
@@ -232,6 +235,7 @@ def xgroup_createconsumer(ctx: Context, args: Args) -> Reply:
     if created is None:
         return 0
     group_dirty(ctx)
+    ctx.notify(b"xgroup-createconsumer", ctx.argv[2])
     return 1
 
 
@@ -243,6 +247,7 @@ def xgroup_delconsumer(ctx: Context, args: Args) -> Reply:
         return 0
     pending = group.delete_consumer(name)
     group_dirty(ctx)
+    ctx.notify(b"xgroup-delconsumer", ctx.argv[2])
     return pending
 
 
@@ -298,6 +303,7 @@ def xackdel(ctx: Context, args: Args) -> Reply:
     if len(stream) != length:
         # Entries left the stream: WATCH sees it, as after XDEL; only the acks count.
         ctx.modified(key, ready=False, changes=0)
+        ctx.notify(b"xdel", key)
     group_dirty(ctx, sum(1 for r in result if r != XDelExResult.NOT_FOUND))
     return result
 
@@ -378,13 +384,13 @@ COMMANDS: tuple[Command, ...] = (
     cmd("xack",                  -4, WRITE | FAST,     A.STREAM, key_at(1, RW | UPDATE), xack,
         "Returns the number of messages that were successfully acknowledged by the consumer "
         "group member of a stream.", group="stream", since="5.0.0",
-        complexity="O(1) for each message ID processed.", syntax="key group id [id ...]"),
+        complexity="O(1) for each message ID processed.", syntax="key group id [id ...]", reads=True),
     cmd("xackdel",               -6, WRITE | FAST,     A.STREAM,
         key_at(1, RW | UPDATE | DELETE), xackdel,
         "Acknowledges and conditionally deletes one or multiple entries for a stream consumer "
         "group.", group="stream", since="8.2.0",
         complexity="O(1) for each entry ID processed.",
-        syntax="key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]"),
+        syntax="key group [KEEPREF | DELREF | ACKED] IDS numids id [id ...]", reads=True),
     # Subcommands of the ``xinfo`` container row (stream_info.py).
     cmd("xinfo|groups",           3, READONLY,         A.STREAM, key_at(2, RO | ACCESS),
         xinfo_groups, "Returns a list of the consumer groups of a stream.", group="stream",

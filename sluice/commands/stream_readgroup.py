@@ -262,6 +262,7 @@ def xreadgroup(ctx: Context, args: Args) -> Reply:
     for key, sid, group in zip(a.keys, a.ids, groups, strict=True):
         consumer, created = group.get_or_create_consumer(a.consumer, now)
         if created:
+            ctx.notify(b"xgroup-createconsumer", key)
             changes += 1
             if log is not None:
                 log.append(createconsumer_argv(key, a.group, a.consumer))
@@ -389,5 +390,5 @@ COMMANDS: tuple[Command, ...] = (
                    "blocked on the stream getting new data.",
         syntax="GROUP group consumer [COUNT count] [MAXCOUNT maxcount] [MAXSIZE maxsize] "
                "[BLOCK milliseconds] [CLAIM min-idle-time] [NOACK] STREAMS key [key ...] id "
-               "[id ...]", ready_check=ready_check),
+               "[id ...]", ready_check=ready_check, reads=True),
 )

@@ -109,6 +109,7 @@ def xadd(ctx: Context, args: Args) -> Reply:
         raise CommandError(str(e)) from None
     if new:
         db.add(key, stream)
+    ctx.notify(b"xadd", key)
     ctx.modified(key)
     reply = format_id(sid)
     if ctx.server.aof is not None:  # only the AOF reads the rewritten command
@@ -157,8 +158,9 @@ def _xadd_with_options(ctx: Context, argv: list[bytes]) -> Reply:
     reply = format_id(sid)
     logged = argv[:]
     logged[t.id_idx] = reply
-    if t.strategy is not None:
-        trim_and_rewrite(stream, t, logged)
+    ctx.notify(b"xadd", key)
+    if t.strategy is not None and trim_and_rewrite(stream, t, logged):
+        ctx.notify(b"xtrim", key)
     if idmp is not None and t.idmp_iid is None:
         # IDMPAUTO is logged as IDMP with the iid it computed (replay needs no hashing).
         at = t.idmp_idx
@@ -227,6 +229,7 @@ def xdel(ctx: Context, args: Args) -> Reply:
     deleted = stream.delete(ids)
     if deleted:
         ctx.modified(key, ready=False, changes=deleted)
+        ctx.notify(b"xdel", key)
     return deleted
 
 
@@ -243,6 +246,7 @@ def xdelex(ctx: Context, args: Args) -> Reply:
     deleted = res.count(1)
     if deleted:
         ctx.modified(key, ready=False, changes=deleted)
+        ctx.notify(b"xdel", key)
     elif sum(len(g.pel) for g in stream.groups.values()) != pending_before:
         # DELREF dropped references to entries already gone. Redis counts and propagates
         # nothing for that; we log it, or a restart would bring the references back.
@@ -260,6 +264,7 @@ def xtrim(ctx: Context, args: Args) -> Reply:
     logged = argv[:]
     deleted = trim_and_rewrite(stream, t, logged)
     if deleted:
+        ctx.notify(b"xtrim", key)
         ctx.modified(key, ready=False, changes=deleted)
         ctx.rewrite_argv(logged)
     return deleted
@@ -293,6 +298,7 @@ def xsetid(ctx: Context, args: Args) -> Reply:
         raise CommandError(E.NO_SUCH_KEY)
     stream.set_id(last_id, entries_added, max_deleted)
     group_dirty(ctx)  # propagated, but no WATCH touch nor wake-up
+    ctx.notify(b"xsetid", key)
     return OK
 
 

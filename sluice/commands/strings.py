@@ -199,7 +199,10 @@ def set_(ctx: Context, args: Args) -> Reply:
         key = argv[1]
         db = ctx.db
         db.set(key, argv[2])
-        ctx.server.key_modified(db, key)
+        server = ctx.server
+        server.key_modified(db, key)
+        if server.notify_flags:
+            ctx.notify(b"set", key)
         return OK
     flags, expire, match, _ = _parse_options(argv, 3, _SET)
     return _set_generic(ctx, argv[1], argv[2], flags, expire, OK, None, match)
@@ -211,12 +214,16 @@ def _set_generic(ctx: Context, key: bytes, value: bytes, flags: int, expire: byt
     when = _expire_ms(ctx, expire, flags) if expire is not None else None
     db = ctx.db
     current = db.get(key)
-    old = _string(current) if flags & _GET else None
     found = current is not None
+    if flags & _GET:
+        db.note_read(key, found)  # GET reads the key as GET does (Redis's getGenericCommand)
+    old = _string(current) if flags & _GET else None
     if (flags & _NX and found) or (flags & (_XX | _IFEQ | _IFDEQ) and not found):
         return old if flags & _GET else abort
     if found and flags & _IFS:
-        # Only when the key exists: IFNE / IFDNE on a missing key set it.
+        # Only when the key exists: IFNE / IFDNE on a missing key set it. Redis looks it up
+        # again, for reading (a keyspace hit).
+        db.note_read(key, True)
         current = _string(current)
         assert match is not None and current is not None
         if not _condition_holds(flags, current, match):
@@ -229,6 +236,9 @@ def _set_generic(ctx: Context, key: bytes, value: bytes, flags: int, expire: byt
         # Logged as the plain SET it became (the condition held here, and GET reads only).
         ctx.rewrite_argv([b"SET", key, value, *([b"KEEPTTL"] if flags & _KEEPTTL else [])])
     ctx.modified(key)
+    ctx.notify(b"set", key)
+    if when is not None:
+        ctx.notify(b"expire", key)
     return old if flags & _GET else ok
 
 
@@ -266,6 +276,7 @@ def mset(ctx: Context, args: Args) -> Reply:
         key = argv[i]
         db.set(key, argv[i + 1])
         ctx.modified(key)
+        ctx.notify(b"set", key)
     return OK
 
 
@@ -281,6 +292,7 @@ def msetnx(ctx: Context, args: Args) -> Reply:
         key = argv[i]
         db.set(key, argv[i + 1])
         ctx.modified(key)
+        ctx.notify(b"set", key)
     return 1
 
 
@@ -305,9 +317,11 @@ def msetex(ctx: Context, args: Args) -> Reply:
     for i in pairs:
         key = argv[i]
         db.set(key, argv[i + 1], keep_ttl=keep_ttl)
+        ctx.modified(key)
         if when is not None and not keep_ttl:
             db.set_expire(key, when)
-        ctx.modified(key)
+            ctx.notify(b"expire", key)
+        ctx.notify(b"set", key)
     if when is not None and relative_at != _EXPIRE_POS:
         # A relative EX / PX is logged as the PXAT deadline it gave, as Redis propagates it.
         logged = argv[:]
@@ -326,9 +340,10 @@ def delex(ctx: Context, args: Args) -> Reply:
     argv = args.argv
     key = argv[1]
     db = ctx.db
-    if len(argv) == 2:
+    if len(argv) == 2:  # DEL itself (no read lookup)
         if db.delete(key):
             ctx.modified(key)
+            ctx.notify(b"del", key)
             return 1
         return 0
     if len(argv) != 4:
@@ -348,6 +363,7 @@ def delex(ctx: Context, args: Args) -> Reply:
         return 0
     db.delete(key)
     ctx.modified(key)
+    ctx.notify(b"del", key)
     ctx.rewrite_argv([b"DEL", key])
     return 1
 
@@ -359,6 +375,7 @@ def getset(ctx: Context, args: Args) -> Reply:
     old = _string(db.get(key))
     db.set(key, argv[2])
     ctx.modified(key)
+    ctx.notify(b"set", key)
     ctx.rewrite_argv([b"SET", key, argv[2]])
     return old
 
@@ -370,6 +387,7 @@ def getdel(ctx: Context, args: Args) -> Reply:
     if old is not None:
         db.delete(key)
         ctx.modified(key)
+        ctx.notify(b"del", key)
         ctx.rewrite_argv([b"DEL", key])
     return old
 
@@ -387,13 +405,17 @@ def getex(ctx: Context, args: Args) -> Reply:
         if flags & (_EXAT | _PXAT) and when <= ctx.now_ms():
             db.delete(key)
             ctx.rewrite_argv([b"DEL", key])
+            ctx.modified(key)
+            ctx.notify(b"del", key)
         else:
             db.set_expire(key, when)
             ctx.rewrite_argv([b"PEXPIREAT", key, b"%d" % when])
-        ctx.modified(key)
+            ctx.modified(key)
+            ctx.notify(b"expire", key)
     elif flags & _PERSIST and db.persist(key):
         ctx.rewrite_argv([b"PERSIST", key])
         ctx.modified(key)
+        ctx.notify(b"persist", key)
     return value
 
 
@@ -411,14 +433,15 @@ def append(ctx: Context, args: Args) -> Reply:
     db = ctx.db
     value = _string(db.get(key))
     if value is None:
-        db.set(key, tail)
+        db.add(key, tail)
         new = tail
     else:
         _check_length(ctx, len(value) + len(tail))
         new = value + tail
-        db.set(key, new, keep_ttl=True)
+        db.replace(key, new)
         db.set_encoding(key, new, b"raw")  # Redis grows the string in place: always raw
     ctx.modified(key)
+    ctx.notify(b"append", key)
     return len(new)
 
 
@@ -440,15 +463,16 @@ def setrange(ctx: Context, args: Args) -> Reply:
             return 0
         _check_length(ctx, offset + len(patch))
         new = bytes(offset) + patch
-        db.set(key, new)
+        db.add(key, new)
     else:
         if not patch:
             return len(value)
         _check_length(ctx, offset + len(patch))
         new = patch_string(value, offset, patch)
-        db.set(key, new, keep_ttl=True)
+        db.replace(key, new)
     db.set_encoding(key, new, b"raw")
     ctx.modified(key)
+    ctx.notify(b"setrange", key)
     return len(new)
 
 
@@ -474,8 +498,9 @@ def _incr(ctx: Context, key: bytes, delta: int) -> int:
         raise CommandError(NOT_INTEGER) from None
     except OverflowError:
         raise CommandError(INCR_OVERFLOW) from None
-    db.set(key, b"%d" % result, keep_ttl=True)
+    db.replace(key, b"%d" % result)
     ctx.modified(key)
+    ctx.notify(b"incrby", key)
     return result
 
 
@@ -511,11 +536,12 @@ def incrbyfloat(ctx: Context, args: Args) -> Reply:
         raise CommandError(NOT_FLOAT) from None
     except ArithmeticError:
         raise CommandError(INCR_NAN) from None
-    db.set(key, new, keep_ttl=True)
+    db.replace(key, new)
     # Redis stores the formatted result as a string object: never an int encoding, even for
     # "3"; embedded or not by the same rule as any string (the key's length counts).
     db.set_encoding(key, new, embstr_or_raw(len(key), len(new)))
     ctx.modified(key)
+    ctx.notify(b"incrbyfloat", key)
     ctx.rewrite_argv([b"SET", key, new, b"KEEPTTL"])
     return new
 
@@ -622,7 +648,7 @@ COMMANDS: tuple[Command, ...] = (
         complexity="O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the "
         "string value.",
         syntax="key [IFEQ ifeq-value | IFNE ifne-value | IFDEQ ifdeq-digest | "
-        "IFDNE ifdne-digest]"),
+        "IFDNE ifdne-digest]", reads=True),
     cmd("mset",         -3,  WRITE | DENYOOM,         A.STRING, key_at(1, OW | UPDATE, last=-1, step=2), mset,
         "Sets the string values of one or more keys, creating them as needed.",
         group="string", since="1.0.1",
@@ -634,15 +660,15 @@ COMMANDS: tuple[Command, ...] = (
         complexity="O(N) where N is the number of keys to set.", syntax="key value [key value ...]"),
     cmd("getset",        3,  WRITE | DENYOOM | FAST,  A.STRING, _INCR_KEYS,              getset,
         "Returns the previous string value of a key after setting it to a new one.",
-        group="string", complexity=_O1, syntax="key value", doc_flags=("deprecated",)),
+        group="string", complexity=_O1, syntax="key value", doc_flags=("deprecated",), reads=True),
     cmd("getdel",        2,  WRITE | FAST,            A.STRING, key_at(1, RW | ACCESS | DELETE), getdel,
         "Returns the string value of a key and deletes the key.", group="string",
-        since="6.2.0", complexity=_O1, syntax="key"),
+        since="6.2.0", complexity=_O1, syntax="key", reads=True),
     cmd("getex",        -2,  WRITE | FAST,            A.STRING, _INCR_KEYS,              getex,
         "Returns the string value of a key after changing or removing its expiration time.",
         group="string", since="6.2.0", complexity=_O1,
         syntax="key [EX seconds | PX milliseconds | EXAT unix-time-seconds | "
-        "PXAT unix-time-milliseconds | PERSIST]"),
+        "PXAT unix-time-milliseconds | PERSIST]", reads=True),
     cmd("append",        3,  WRITE | DENYOOM | FAST,  A.STRING, key_at(1, RW | INSERT),  append,
         "Appends a string to the value of a key; the key is created if missing.",
         group="string", since="2.0.0",

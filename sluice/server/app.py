@@ -34,6 +34,7 @@ from sluice.commands.hash_common import count_field_expiry
 from sluice.commands.spec import F
 from sluice.protocol import ErrorReply, ProtocolError
 from sluice.scripting.runner import Scripting
+from sluice.storage import valuesize  # noqa: F401  (registers the value types' sizes)
 from sluice.storage.hashes import active_expire_fields
 from sluice.storage.keyspace import Clock, Database, Keyspace
 
@@ -44,10 +45,13 @@ from .client import BLOCKED, Client
 from .config import Config
 from .dispatch import call, exec_queued, is_plain, reject, run_batch
 from .latency import LatencyMonitor
+from .memory import Memory
+from .notify import apply_flags, notify_keyspace_event
 from .pause import ClientPause
 from .pubsub import PubSub
 from .scripting import ScriptSupport
 from .streams_bg import StreamDirectory, retention_cycle
+from .tracking import Tracking
 
 if TYPE_CHECKING:
     from .metrics import MetricsEndpoint
@@ -83,6 +87,12 @@ class Server:
         # commands of clients that have gone, less those done before CONFIG RESETSTAT.
         self.commands_base = 0
         self.keyspace = Keyspace(self.config.databases, clock, self._on_expire)
+        # Keyspace notifications (notify.py): the classes on, tested before any work.
+        self.notify_flags = 0
+        # The client whose command is running on the full path (process_command, re-runs,
+        # EXEC), None otherwise: pushes to it wait for its reply (Redis's current_client).
+        self.current_client: Client | None = None
+        self.tracking = Tracking(self)  # CLIENT TRACKING (tracking.py)
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
         self.blocking = BlockingManager(self)
@@ -115,6 +125,8 @@ class Server:
         self._shutdown: asyncio.Future[None] | None = None
         self.pause = ClientPause(self)  # CLIENT PAUSE
         self.active_expire_enabled = True  # DEBUG SET-ACTIVE-EXPIRE
+        self.memory = Memory(self)  # maxmemory, eviction, used_memory (memory.py)
+        self._apply_memory_config()
         # Sluice's stream work (streams_bg.py): the directory of stream keys is walked by the
         # cron only once something needs it (a retention policy, the metrics endpoint).
         self.stream_directory = StreamDirectory(self.keyspace)
@@ -154,6 +166,26 @@ class Server:
             self.command_names[name.upper()] = c
         # The names of the commands dispatch.run_batch may run without the full checks.
         self.plain_names = {n: c for n, c in self.command_names.items() if is_plain(c)}
+
+    def _apply_memory_config(self) -> None:
+        """Keyspace notifications, eviction and LFU settings, now and on CONFIG SET."""
+        config = self.config
+        access = self.keyspace.access
+
+        def lfu(_value: int) -> None:
+            access.lfu_log_factor = config.lfu_log_factor
+            access.lfu_decay_time = config.lfu_decay_time
+
+        config.on_change("notify-keyspace-events", lambda flags: apply_flags(self, flags))
+        config.on_change("maxmemory-policy", self.memory.apply_policy)
+        def maxmemory(_value: int) -> None:
+            self.memory.refresh()
+
+        config.on_change("maxmemory", maxmemory)
+        config.on_change("lfu-log-factor", lfu)
+        config.on_change("lfu-decay-time", lfu)
+        apply_flags(self, config.notify_keyspace_events)
+        lfu(0)
 
     def _apply_config_changes(self) -> None:
         """Apply the settings that matter at run time whenever CONFIG SET changes them."""
@@ -237,6 +269,7 @@ class Server:
         """Stop listening, close every client, cancel the cron: nothing left running."""
         if self._cron is not None:
             self._cron.cancel()
+        self.memory.close()
         if self.metrics is not None:
             await self.metrics.close()
         for srv in self.listeners:
@@ -274,6 +307,10 @@ class Server:
             self.commands_base += client.commands_processed
         self.blocking.disconnect(client)
         self.unwatch_all(client)
+        if client.tracking:
+            self.tracking.disable(client)
+        if self.current_client is client:
+            self.current_client = None
         if client.postponed is not None:
             self.pause.forget(client)
         if client.kind == "pubsub":
@@ -337,9 +374,20 @@ class Server:
         if denied is not None:
             reject(self, client, denied, cmd)
             return
-        reply = call(self, client, cmd, argv, rerun=True)
+        previous = self.current_client
+        self.current_client = client
+        try:
+            reply = call(self, client, cmd, argv, rerun=True)
+        finally:
+            self.current_client = previous
         if reply is not BLOCKED:
             client.add_reply(reply)
+        if client.deferred_pushes is not None:  # its own pushes, after its reply
+            for frame in client.deferred_pushes:
+                client.add_raw(frame)
+            client.deferred_pushes = None
+        if self.tracking.pending:
+            self.tracking.flush_pending(client)
 
     def queue_unblocked(self, client: Client) -> None:
         if not client.unblocked:
@@ -390,6 +438,8 @@ class Server:
         request than Redis spends in total.
         """
         self._writes_scheduled = False
+        if self.tracking.prefixes:
+            self.tracking.broadcast()  # BCAST invalidations, before the replies go out
         if self.aof is not None and not self.aof.commit():
             return  # not on disk: those replies are held until the cron's retry works
         pending, self.pending_writes = self.pending_writes, []
@@ -400,9 +450,13 @@ class Server:
 
     def key_modified(self, db: Database, key: bytes, ready: bool = True,
                      changes: int = 1) -> None:
-        """A write to ``key``: bump dirty, invalidate WATCH, wake blocked clients (unless
-        not ``ready``: see ``Client.modified``)."""
+        """A write to ``key`` (Redis's ``keyModified``): bump dirty, measure the value again
+        (and set its LRM clock), invalidate WATCH and client-side caches, wake blocked
+        clients (unless not ``ready``: see ``Client.modified``)."""
         self.dirty += changes
+        db.written(key, self.keyspace.access.lrm)
+        if self.tracking.count:
+            self.tracking.invalidate_key(key)
         if self.watched_keys:
             watchers = self.watched_keys.get((db.id, key))
             if watchers:
@@ -415,6 +469,8 @@ class Server:
         no change is counted (Redis's deleteExpiredKeyAndPropagate), so a read command that
         found it is not logged itself."""
         self.stats["expired_keys"] += 1
+        if self.notify_flags:
+            notify_keyspace_event(self, b"expired", key, db.id)
         self.key_modified(db, key, changes=0)
         if self.aof is not None:
             self.aof.feed(db.id, [[b"DEL", key]])
@@ -425,17 +481,22 @@ class Server:
         modified (and deleted with its last field), no change counted."""
         quota = max(1, 10_000 // max(self.config.hz, 1))
         now = self.keyspace.clock.now_ms()
-        for key, fields, _deleted in active_expire_fields(db, now, quota):
+        for key, fields, deleted in active_expire_fields(db, now, quota):
             for field in fields:
                 count_field_expiry(self.stats, active=True)
                 if self.aof is not None:  # one HDEL at a time, as Redis propagates these
                     self.aof.feed(db.id, [[b"HDEL", key, field]])
+            if self.notify_flags:
+                notify_keyspace_event(self, b"hexpired", key, db.id)
+                if deleted:
+                    notify_keyspace_event(self, b"del", key, db.id)
             self.key_modified(db, key, changes=0)
 
     def flush_db(self, db: Database) -> int:
         """FLUSHDB: touch watched keys that existed, wake blocked clients, clear the db."""
         if self.watched_keys:
             self.touch_all_watched_keys_in_db(db, None)
+        self.tracking.invalidate_all()  # Redis's signalFlushedDb: a null to every tracker
         self.blocking.signal_all_in_db(db)
         n = db.flush()
         self.dirty += n  # Redis counts the keys removed (an empty database: none)
@@ -610,6 +671,12 @@ class Server:
         self.cronloops += 1
         try:
             self.keyspace.update_lru_clock()  # OBJECT IDLETIME's clock, as Redis's lruclock
+            self.keyspace.access.counting = False  # no command runs: lookups are ours
+            self.memory.refresh()  # buffers, peak, the eviction threshold
+            if self.config.maxmemory and self.memory.over():
+                self.memory.perform_evictions()
+            if self.tracking.count:
+                self.tracking.limit(self.config.tracking_table_max_keys)
             if self.active_expire_enabled and not self.pause.mode:
                 for db in self.keyspace.dbs:
                     if db.expires:

@@ -28,6 +28,7 @@ from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import Database
 
 from .limits import check_output_buffer
+from .notify import notify_keyspace_event
 from .security import is_local_peer
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class Client:
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
         "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo", "deferred_pushes",
         "blocked_usec", "net_input_bytes", "net_output_bytes", "commands_processed",
-        "is_script",
+        "is_script", "tracking", "tracking_redirect", "tracking_prefixes",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -116,6 +117,11 @@ class Client:
         # A script client (Redis's lua_client): its writes are recorded into the running
         # script's effects (server.scripting.run), which are logged when the script ends.
         self.is_script = False
+        # CLIENT TRACKING (tracking.py): its flags (0: off), the client id invalidations
+        # go to (0: this one), the prefixes of BCAST mode.
+        self.tracking = 0
+        self.tracking_redirect = 0
+        self.tracking_prefixes: dict[bytes, None] = {}
 
     # -- the handler API ------------------------------------------------------------------
 
@@ -134,6 +140,13 @@ class Client:
         INFO's rdb_changes_since_last_save); XDEL counts each entry it deletes."""
         # An empty db is falsy: compare with None.
         self.server.key_modified(self.db if db is None else db, key, ready, changes)
+
+    def notify(self, event: bytes, key: bytes, db: Database | None = None) -> None:
+        """Fire keyspace notification ``event`` about ``key`` (of the selected database, or
+        ``db``): nothing but one integer test while ``notify-keyspace-events`` is empty."""
+        server = self.server
+        if server.notify_flags:
+            notify_keyspace_event(server, event, key, (self.db if db is None else db).id)
 
     def block(
         self,
@@ -231,7 +244,8 @@ class Client:
         flags = "".join(ch for ch, on in (
             ("O", self.monitor), ("P", self.kind == "pubsub"), ("x", self.multi is not None),
             ("b", self.bstate is not None or self.postponed is not None),
-            ("d", self.dirty_cas), ("c", self.closing), ("u", self.unblocked),
+            ("t", bool(self.tracking)), ("R", bool(self.tracking & 2)),
+            ("B", bool(self.tracking & 4)), ("d", self.dirty_cas), ("c", self.closing), ("u", self.unblocked),
             ("U", self.addr.startswith("/")), ("e", self.no_evict), ("T", self.no_touch),
         ) if on) or "N"
         cmd = self.cmd.name if self.cmd else "NULL"
@@ -251,7 +265,8 @@ class Client:
             f"qbuf={qbuf} qbuf-free=0 "
             f"argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
             f"tot-mem={omem + qbuf + argv_mem + multi_mem} events=r cmd={cmd} user={self.user} "
-            f"redir=-1 resp={3 if self.resp3 else 2} "
+            f"redir={self.tracking_redirect if self.tracking else -1} "
+            f"resp={3 if self.resp3 else 2} "
             f"lib-name={self.lib_name.decode(errors='replace')} "
             f"lib-ver={self.lib_ver.decode(errors='replace')} io-thread=0 "
             f"tot-net-in={self.net_input_bytes} tot-net-out={self.net_output_bytes} "

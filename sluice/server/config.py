@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sluice.commands.errors import ConfigError as ConfigError  # re-exported: its old home
+from sluice.commands.keyevents import INVALID_CLASS, format_classes, parse_classes
 from sluice.protocol import split_inline_args
 
 from .acl_user import parse_user_directive
@@ -182,6 +183,41 @@ def _parse_octal(args: list[bytes]) -> int:
     return n
 
 
+# maxmemory-policy's values, in Redis's order (its error message lists them so).
+MAXMEMORY_POLICIES = ("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+                      "volatile-lrm", "allkeys-lru", "allkeys-lfu", "allkeys-random",
+                      "allkeys-lrm", "noeviction")
+
+
+def _parse_notify(args: list[bytes]) -> int:
+    if len(args) != 1:
+        raise ConfigError("wrong number of arguments")
+    flags = parse_classes(args[0])
+    if flags < 0:
+        raise ConfigError(INVALID_CLASS)
+    return flags
+
+
+def _parse_maxmemory_clients(args: list[bytes]) -> int:
+    """Bytes, or a percentage of maxmemory kept negative (Redis's PERCENT_CONFIG)."""
+    if len(args) != 1:
+        raise ConfigError("wrong number of arguments")
+    raw = args[0].strip()
+    if raw.endswith(b"%"):
+        digits = raw[:-1]
+        if not digits.isdigit() or not 0 <= int(digits) <= 100:
+            raise ConfigError("argument must be a memory or percent value")
+        return -int(digits)
+    try:
+        return parse_memory(raw)
+    except ConfigError:
+        raise ConfigError("argument must be a memory or percent value") from None
+
+
+def _render_maxmemory_clients(value: int) -> bytes:
+    return b"%d%%" % -value if value < 0 else b"%d" % value
+
+
 DEFAULT_OBUF = {"normal": (0, 0, 0), "replica": (256 << 20, 64 << 20, 60), "pubsub": (32 << 20, 8 << 20, 60)}
 
 PARAMS: list[Param] = [
@@ -274,7 +310,24 @@ PARAMS: list[Param] = [
     Param("rdb-save-incremental-fsync", "bool", True),
     Param("rdb-del-sync-files", "bool", False),
     Param("stop-writes-on-bgsave-error", "bool", True),
-    Param("maxmemory", "memory", 0, 0, 0),
+    # memory, eviction, keyspace notifications, client-side caching (sluice/server/memory.py,
+    # notify.py, tracking.py; docs/memory.md)
+    Param("maxmemory", "memory", 0, 0, 2**64 - 1),
+    Param("maxmemory-policy", "enum", "noeviction", choices=MAXMEMORY_POLICIES),
+    Param("maxmemory-samples", "int", 5, 1, 64),
+    Param("maxmemory-eviction-tenacity", "int", 10, 0, 100),
+    Param("maxmemory-clients", "special", 0, parse=_parse_maxmemory_clients,
+          render=_render_maxmemory_clients),
+    Param("lfu-log-factor", "int", 10, 0, 2**31 - 1),
+    Param("lfu-decay-time", "int", 1, 0, 2**31 - 1),
+    Param("key-memory-histograms", "bool", False),
+    Param("lazyfree-lazy-eviction", "bool", False),
+    Param("lazyfree-lazy-expire", "bool", False),
+    Param("lazyfree-lazy-server-del", "bool", False),
+    Param("lazyfree-lazy-user-del", "bool", False),
+    Param("lazyfree-lazy-user-flush", "bool", False),
+    Param("notify-keyspace-events", "special", 0, parse=_parse_notify, render=format_classes),
+    Param("tracking-table-max-keys", "int", 1_000_000, 0, 2**63 - 1),
     # CPU affinity (sluice/server/affinity.py), spelled with underscores as in Redis
     Param("server_cpulist", "string", "", flags=IMMUTABLE),
     Param("bio_cpulist", "string", "", flags=IMMUTABLE),

@@ -18,6 +18,7 @@ from sluice.commands.context import Command, Reply
 from sluice.commands.errors import (
     EXECABORT,
     NOAUTH,
+    OOM,
     CommandError,
     pubsub_context,
     unknown_command,
@@ -33,7 +34,10 @@ from sluice.storage.stream_errors import StreamError
 
 from .client import BLOCKED, REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Blocked, Client
 from .limits import FLUSH_CHUNK
+from .memory import EVICT_FAIL
 from .security import check_protected_command
+from .tracking import BCAST, CACHING
+from .tracking import ON as TRACKING_ON
 
 if TYPE_CHECKING:
     from .app import Server
@@ -85,7 +89,8 @@ def _checks_pass(server: Server, client: Client) -> bool:
     Only a command that is not plain (or another client's) can change the answer."""
     return (client.authenticated and server.acl is None and client.multi is None
             and client.reply_mode == REPLY_ON and client.kind == "normal"
-            and not server.pause.mode and not server.script_busy)
+            and not server.pause.mode and not server.script_busy and not client.tracking
+            and not client.no_touch)
 
 
 def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[list[bytes]]:
@@ -102,6 +107,9 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
     """
     plain = server.plain_names if _checks_pass(server, client) else _NO_COMMANDS
     blocking = server.blocking
+    access = server.keyspace.access  # lookups count (INFO keyspace_hits) per command
+    memory = server.memory
+    evicting = server.config.maxmemory  # each command first checks the memory limit
     args = client.args  # the plain commands' cursor: none keeps it past its call
     client.queue_write()
     ran = 0
@@ -109,6 +117,9 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
     for argv in batch:
         ran += 1
         cmd = plain.get(argv[0])
+        if (evicting and cmd is not None and memory.over()
+                and memory.perform_evictions() == EVICT_FAIL and cmd.flags & F.DENYOOM):
+            cmd = None  # over maxmemory with nothing to evict: the full path says -OOM
         if cmd is not None and server.disk_error is None and (
                 len(argv) == cmd.arity or 0 > cmd.arity >= -len(argv)):
             # ``call``, with one clock reading per command: a command's time runs from the
@@ -120,6 +131,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             dirty = server.dirty
             args.argv = argv
             args.pos = cmd.first_arg
+            access.counting = cmd.counts_lookups
             try:
                 reply = cmd.handler(client, args)  # type: ignore[misc]  # plain rows have one
             except Exception as e:  # noqa: BLE001 - a bug must never take the server down
@@ -150,6 +162,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
                 client.reply_mode = REPLY_SKIP if client.reply_mode == REPLY_SKIP_NEXT \
                     else REPLY_ON
             plain = server.plain_names if _checks_pass(server, client) else _NO_COMMANDS
+            evicting = server.config.maxmemory
         if len(client.out) > FLUSH_CHUNK:
             client.flush()  # a client not reading its replies gets paused (limits.py)
             client.queue_write()
@@ -170,6 +183,15 @@ _ENCODERS: dict[type, Callable[[bytearray, Any, bool], None]] = {**ENCODERS, Blo
 
 def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
     """Run one request from a client and queue its reply."""
+    previous = server.current_client
+    server.current_client = client
+    try:
+        _process_command(server, client, argv)
+    finally:
+        server.current_client = previous
+
+
+def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
     # Fast path: the name as sent (clients send "SET" or "set"), no subcommand.
     cmd = server.command_names.get(argv[0])
     if cmd is None or cmd.subcommands:
@@ -213,6 +235,9 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
             # BUSY, through reject() so an EXEC is aborted with it (EXECABORT ... BUSY)
             reject(server, client, CommandError(busy), cmd)
             return
+    if server.config.maxmemory and _out_of_memory(server, client, cmd):
+        reject(server, client, CommandError(OOM), cmd)
+        return
     if server.disk_error is not None and (flags & F.WRITE or cmd.name == "ping"):
         # Redis's writeCommandsDeniedByDiskError: refuse writes (and PING) until the disk heals
         reject(server, client, CommandError(server.disk_error), cmd)
@@ -230,17 +255,43 @@ def process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         client.multi.append((cmd, argv))
         client.add_reply(QUEUED)
         return
+    if client.no_touch:  # CLIENT NO-TOUCH: reads leave access times alone, but TOUCH
+        server.keyspace.access.set_no_touch(cmd.name != "touch")
     reply = call(server, client, cmd, argv)
+    if client.no_touch:
+        server.keyspace.access.set_no_touch(False)
     if reply is not BLOCKED:
         client.add_reply(reply)
     if client.deferred_pushes is not None:  # it published to itself: after the reply
         for frame in client.deferred_pushes:
             client.add_raw(frame)
         client.deferred_pushes = None
+    tracking = server.tracking
+    if tracking.pending:  # its own cached keys it changed: after the reply and pushes
+        tracking.flush_pending(client)
+    if client.tracking & CACHING and client.multi is None and (
+            cmd.parent is None or cmd.parent.name != "client"):
+        client.tracking &= ~CACHING  # CLIENT CACHING applies to the next command only
     if server.blocking.ready_keys:
         # Serve the keys this command made ready before the client's next command runs, as
         # Redis's processCommand does: LPUSH k v; LLEN k in one pipeline sees v already taken.
         server.blocking.handle_clients_blocked_on_keys()
+
+
+def _out_of_memory(server: Server, client: Client, cmd: Command) -> bool:
+    """Over maxmemory with nothing left to evict, for a command that may grow the dataset
+    (flagged denyoom, or EXEC of a transaction holding one): Redis's processCommand."""
+    memory = server.memory
+    if not memory.over():
+        return False
+    oom = memory.perform_evictions() == EVICT_FAIL
+    if server.tracking.pending:  # keys evicted before the command: invalidated before it
+        server.tracking.flush_pending(client)
+    if not oom:
+        return False
+    if cmd.flags & F.DENYOOM:
+        return True
+    return cmd.name == "exec" and any(c.flags & F.DENYOOM for c, _ in client.multi or ())
 
 
 # Commands that mean an HTTP request reached us (a browser tricked into talking to the server).
@@ -292,6 +343,7 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
     client.cmd = cmd
     client.propagate_argv = None
     dirty = server.dirty
+    server.keyspace.access.counting = cmd.counts_lookups
     start = _perf_ns()
     if client.is_script:  # a script's command: its client's own cursor (none is nested)
         args = client.args
@@ -304,6 +356,13 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
     except Exception as e:  # noqa: BLE001 - a bug must never take the server down
         reply = handler_error(server, cmd, e)
     duration = (_perf_ns() - start) // 1000
+    if server.tracking.count and cmd.flags & F.READONLY:
+        # The keys read are the tracking client's to be told about: the client that sent
+        # the command, or the transaction or script it runs (Redis's current_client).
+        tracker = server.current_client
+        if tracker is not None and tracker.tracking & TRACKING_ON \
+                and not tracker.tracking & BCAST:
+            server.tracking.remember_keys(tracker, cmd, argv)
     cmd.usec += duration
     if reply is not BLOCKED:
         # A command that blocks is counted once, when it is done: by the re-run that serves

@@ -35,6 +35,8 @@ from sluice.storage.keyspace import Database, Keyspace
 from sluice.storage.stream import Stream
 from sluice.storage.streamid import format_id
 
+from .notify import notify_keyspace_event
+
 if TYPE_CHECKING:
     from .app import Server
 
@@ -114,7 +116,7 @@ def retention_cycle(server: Server, directory: StreamDirectory,
         cutoff = now - ret.max_age_ms
         if cutoff <= 0 or not s.length or (s.first_id >> 64) >= cutoff:
             continue
-        if db.peek(key) is not s:  # expired meanwhile (peek deletes it and logs the DEL)
+        if db.find(key) is not s:  # expired meanwhile (find deletes it and logs the DEL)
             continue
         threshold = cutoff << 64
         head = list(islice(s.iter_ids(), work + 1))
@@ -125,7 +127,8 @@ def retention_cycle(server: Server, directory: StreamDirectory,
         if not deleted:
             continue
         trimmed += deleted
-        # The write point of a retention trim (keyspace notifications, issue 20: "xtrim").
+        if server.notify_flags:  # a retention trim is an XTRIM
+            notify_keyspace_event(server, b"xtrim", key, db.id)
         server.key_modified(db, key, ready=False, changes=deleted)
         if server.aof is not None:
             server.aof.feed(db.id, [[b"XTRIM", key, b"MINID", b"=", format_id(threshold),

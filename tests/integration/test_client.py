@@ -20,7 +20,6 @@ from sluice.commands.errors import (
     CLIENT_ID_POSITIVE,
     NO_SUCH_CLIENT,
     PAUSE_MODE,
-    TRACKING_UNSUPPORTED,
 )
 from tests.support import RawClient, ThreadedServer, wait_blocked, wait_until
 
@@ -266,9 +265,9 @@ def _cmds(*argvs: list[str]) -> bytes:
     return out
 
 
-def test_tracking_is_not_supported(rr: redis.Redis) -> None:
-    with pytest.raises(redis.ResponseError, match=err(TRACKING_UNSUPPORTED)):
-        rr.execute_command("CLIENT", "TRACKING", "ON")
+def test_tracking_off_state(rr: redis.Redis) -> None:
+    """A connection that never turned tracking on (tests/integration/test_tracking.py has
+    the rest)."""
     assert rr.execute_command("CLIENT", "TRACKING", "OFF", "BCAST", "PREFIX", "a") in (True, b"OK")
     with pytest.raises(redis.ResponseError, match=err(CACHING_NEEDS_TRACKING)):
         rr.execute_command("CLIENT", "CACHING", "YES")
