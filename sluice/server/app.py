@@ -139,8 +139,6 @@ class Server:
         for name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
             self.config.on_change(name, lambda _v: self._update_slow_threshold())
         self._apply_config_changes()  # runtime effects of CONFIG SET (hz, loglevel ...)
-        self.info_peak_memory = 0  # INFO used_memory_peak: the highest RSS INFO has seen
-        self.info_peak_time = 0
         self.loop_name = "asyncio"
         # The CPUs the process had before server_cpulist pinned it (set by __main__).
         self.cpus_at_start: set[int] | None = None
@@ -419,7 +417,8 @@ class Server:
         finally:
             self._in_before_return = False
         if not self._writes_scheduled and (
-                self.pending_writes or (self.aof is not None and self.aof.buf)):
+                self.pending_writes or (self.aof is not None and self.aof.buf)
+                or self.tracking.bcast_pending):
             if self.loop is None:
                 self.write_replies()  # no event loop (in-process tools and tests)
             else:
@@ -438,7 +437,7 @@ class Server:
         request than Redis spends in total.
         """
         self._writes_scheduled = False
-        if self.tracking.prefixes:
+        if self.tracking.bcast_pending:
             self.tracking.broadcast()  # BCAST invalidations, before the replies go out
         if self.aof is not None and not self.aof.commit():
             return  # not on disk: those replies are held until the cron's retry works

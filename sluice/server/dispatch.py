@@ -235,7 +235,7 @@ def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
             # BUSY, through reject() so an EXEC is aborted with it (EXECABORT ... BUSY)
             reject(server, client, CommandError(busy), cmd)
             return
-    if server.config.maxmemory and _out_of_memory(server, client, cmd):
+    if server.config.maxmemory and _out_of_memory(server, client, cmd, argv):
         reject(server, client, CommandError(OOM), cmd)
         return
     if server.disk_error is not None and (flags & F.WRITE or cmd.name == "ping"):
@@ -278,13 +278,15 @@ def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         server.blocking.handle_clients_blocked_on_keys()
 
 
-def _out_of_memory(server: Server, client: Client, cmd: Command) -> bool:
+def _out_of_memory(server: Server, client: Client, cmd: Command, argv: list[bytes]) -> bool:
     """Over maxmemory with nothing left to evict, for a command that may grow the dataset
-    (flagged denyoom, or EXEC of a transaction holding one): Redis's processCommand."""
+    (flagged denyoom, or EXEC of a transaction holding one): Redis's processCommand. The
+    command's arguments count: the client holds them (Redis's argv_len_sum)."""
     memory = server.memory
-    if not memory.over():
+    extra = sum(map(len, argv)) if len(argv) < 64 else sum(map(len, argv[:64])) * len(argv) // 64
+    if not memory.over(extra):
         return False
-    oom = memory.perform_evictions() == EVICT_FAIL
+    oom = memory.perform_evictions(extra) == EVICT_FAIL
     if server.tracking.pending:  # keys evicted before the command: invalidated before it
         server.tracking.flush_pending(client)
     if not oom:

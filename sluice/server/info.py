@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from sluice import REDIS_VERSION, __version__
 from sluice.storage.hashes import count_subexpiry
 
+from .memory import STARTUP
+
 if TYPE_CHECKING:
     from sluice.commands.context import Command
 
@@ -67,7 +69,7 @@ def _clients(s: Server) -> dict[str, Any]:
         "client_recent_max_output_buffer": max((len(c.out) for c in clients), default=0),
         # Clients held by CLIENT PAUSE count as blocked, as Redis counts its postponed ones.
         "blocked_clients": s.blocking.blocked_count + held,
-        "tracking_clients": 0,
+        "tracking_clients": s.tracking.count,
         "pubsub_clients": sum(1 for c in clients if c.kind == "pubsub"),
         "watching_clients": sum(1 for c in clients if c.watched),
         "clients_in_timeout_table": sum(1 for c in clients if c.bstate is not None
@@ -88,7 +90,6 @@ def _rss() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-rss = _rss  # the metrics endpoint's redis_memory_used_bytes (INFO used_memory)
 
 
 def _total_memory() -> int:
@@ -99,34 +100,38 @@ def _total_memory() -> int:
 
 
 def _memory(s: Server) -> dict[str, Any]:
-    # Python has no allocator statistics worth reporting: the process RSS stands in for
-    # used_memory, and the peak is the highest RSS seen by INFO.
+    # used_memory is Sluice's estimate of what it holds beyond the interpreter (memory.py:
+    # the dataset kept at each write, the buffers measured now); RSS is the process's.
+    memory = s.memory
+    used = memory.refresh()
     rss = _rss()
-    peak = s.info_peak_memory
-    if rss > peak:
-        peak = s.info_peak_memory = rss
-        s.info_peak_time = int(time.time())
+    peak = memory.peak
+    overhead = memory.overhead()
+    startup = STARTUP
+    dataset = max(0, used - overhead)
+    net = used - startup
     total = _total_memory()
     maxmemory = s.config.maxmemory
     sc = s.scripting
     vm_eval, vm_functions = sc.vm_memory()
     scripts_eval = sc.scripts.memory
     functions_mem = sc.functions_memory()
+    frag = rss / used if used else 0.0
     return {
-        "used_memory": rss,
-        "used_memory_human": _human(rss),
+        "used_memory": used,
+        "used_memory_human": _human(used),
         "used_memory_rss": rss,
         "used_memory_rss_human": _human(rss),
         "used_memory_peak": peak,
         "used_memory_peak_human": _human(peak),
-        "used_memory_peak_time": s.info_peak_time,
-        "used_memory_peak_perc": f"{100 * rss / peak:.2f}%",
-        "used_memory_overhead": 0,
-        "used_memory_startup": 0,
-        "used_memory_dataset": rss,
-        "used_memory_dataset_perc": "100.00%",
-        "allocator_allocated": rss,
-        "allocator_active": rss,
+        "used_memory_peak_time": memory.peak_time,
+        "used_memory_peak_perc": f"{100 * used / peak if peak else 100:.2f}%",
+        "used_memory_overhead": overhead,
+        "used_memory_startup": startup,
+        "used_memory_dataset": dataset,
+        "used_memory_dataset_perc": f"{100 * dataset / net if net > 0 else 100:.2f}%",
+        "allocator_allocated": used,
+        "allocator_active": used,
         "allocator_resident": rss,
         "allocator_muzzy": 0,
         "total_system_memory": total,
@@ -146,26 +151,26 @@ def _memory(s: Server) -> dict[str, Any]:
         "used_memory_scripts_human": _human(scripts_eval + functions_mem),
         "maxmemory": maxmemory,
         "maxmemory_human": _human(maxmemory),
-        "maxmemory_policy": "noeviction",
+        "maxmemory_policy": s.config.maxmemory_policy,
         "allocator_frag_ratio": "1.00",
         "allocator_frag_bytes": 0,
-        "allocator_rss_ratio": "1.00",
-        "allocator_rss_bytes": 0,
+        "allocator_rss_ratio": f"{frag:.2f}",
+        "allocator_rss_bytes": rss - used,
         "rss_overhead_ratio": "1.00",
         "rss_overhead_bytes": 0,
-        "mem_fragmentation_ratio": "1.00",
-        "mem_fragmentation_bytes": 0,
-        "mem_not_counted_for_evict": 0,
+        "mem_fragmentation_ratio": f"{frag:.2f}",
+        "mem_fragmentation_bytes": rss - used,
+        "mem_not_counted_for_evict": memory.aof_mem,
         "mem_replication_backlog": 0,
         "mem_total_replication_buffers": 0,
         "mem_replica_full_sync_buffer": 0,
         "mem_clients_slaves": 0,
-        "mem_clients_normal": sum(len(c.out) + c.reader.pending() for c in s.clients.values()),
+        "mem_clients_normal": memory.clients_mem,
         "mem_cluster_slot_migration_output_buffer": 0,
         "mem_cluster_slot_migration_input_buffer": 0,
         "mem_cluster_slot_migration_input_buffer_peak": 0,
         "mem_cluster_links": 0,
-        "mem_aof_buffer": 0,
+        "mem_aof_buffer": memory.aof_mem,
         "mem_allocator": "pymalloc",
         "mem_overhead_db_hashtable_rehashing": 0,  # Python's dicts resize all at once
         "active_defrag_running": 0,
@@ -230,6 +235,13 @@ def _stats(s: Server) -> dict[str, Any]:
         "current_eviction_exceeded_time": 0,
         "keyspace_hits": st["keyspace_hits"],
         "keyspace_misses": st["keyspace_misses"],
+        "evicted_keys": st["evicted_keys"],
+        "evicted_clients": st["evicted_clients"],
+        "evicted_scripts": 0,
+        "total_eviction_exceeded_time": int(s.memory.exceeded_total * 1000),
+        "current_eviction_exceeded_time": s.memory.current_exceeded_ms(),
+        "keyspace_hits": s.keyspace.access.hits,
+        "keyspace_misses": s.keyspace.access.misses,
         "pubsub_channels": len(s.pubsub.channels),
         "pubsub_patterns": len(s.pubsub.patterns),
         "pubsubshard_channels": len(s.pubsub.shard_channels),
@@ -243,9 +255,7 @@ def _stats(s: Server) -> dict[str, Any]:
         "active_defrag_key_misses": 0,
         "total_active_defrag_time": 0,
         "current_active_defrag_time": 0,
-        "tracking_total_keys": 0,
-        "tracking_total_items": 0,
-        "tracking_total_prefixes": 0,
+        **s.tracking.info_fields(),
         "unexpected_error_replies": 0,
         "total_error_replies": st["total_error_replies"],
         "dump_payload_sanitizations": 0,
@@ -381,6 +391,10 @@ def reset_stats(server: Server) -> None:
     """CONFIG RESETSTAT: INFO stats, command stats and error stats start from zero."""
     server.stats.clear()
     server.error_stats.clear()
+    access = server.keyspace.access
+    access.hits = access.misses = 0
+    server.memory.exceeded_total = 0.0
+    server.memory.peak = server.memory.used()
     server.commands_base = -sum(c.commands_processed for c in server.clients.values())
     # The persistence section's counters Redis resets as well.
     if server.persistence is not None:

@@ -28,7 +28,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from sluice.storage.evict import POLICIES, RANDOM, EvictionPool
-from sluice.storage.memsize import KEY_OVERHEAD
+from sluice.storage.memsize import EXPIRE_OVERHEAD, KEY_OVERHEAD
 
 from .notify import notify_keyspace_event
 
@@ -42,7 +42,6 @@ EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
 # about 0.9 MB): the command table, the databases, the listeners.
 STARTUP = 900 * 1024
 CLIENT_BASE = 6 * 1024  # a connection: its objects, reader, transport, protocol
-SUBSCRIPTION = 160  # a channel or pattern subscription, both sides
 
 
 def rss() -> int:
@@ -112,49 +111,49 @@ class Memory:
         self.clients_mem = clients
         aof = server.aof
         self.aof_mem = len(getattr(aof, "buf", b"")) if aof is not None else 0
-        pubsub = server.pubsub
         tracking = server.tracking
         self.other_mem = (
-            SUBSCRIPTION * (len(pubsub.channels) + len(pubsub.patterns)
-                            + len(pubsub.shard_channels))
-            + sum(KEY_OVERHEAD + len(k) for k in tracking.table) // 2 + 40 * tracking.items
+            sum(KEY_OVERHEAD + len(k) for k in tracking.table) // 2 + 40 * tracking.items
             + 400 * len(server.slowlog))
         used = self.used()
         if used > self.peak:
             self.peak = used
             self.peak_time = int(time.time())
         maxmemory = server.config.maxmemory
-        self.threshold = max(1, maxmemory - STARTUP - clients - self.other_mem) \
-            if maxmemory else 0
+        # (It may be negative: buffers alone over the limit. Only read while maxmemory is set.)
+        self.threshold = maxmemory - STARTUP - clients - self.other_mem if maxmemory else 0
         return used
 
     def used(self) -> int:
         """``used_memory`` with the buffers as last measured."""
-        return (STARTUP + self.server.keyspace.access.used + self.clients_mem + self.aof_mem
-                + self.other_mem)
+        server = self.server
+        return (STARTUP + server.keyspace.access.used + server.pubsub.mem + self.clients_mem
+                + self.aof_mem + self.other_mem)
 
     def overhead(self) -> int:
         """INFO used_memory_overhead: everything but the values (the keyspace's tables
         counted as overhead, as Redis counts its dict entries)."""
         keys = sum(len(db.slots) for db in self.server.keyspace.dbs)
         expires = sum(len(db.expires) for db in self.server.keyspace.dbs)
-        return (STARTUP + self.clients_mem + self.aof_mem + self.other_mem
-                + keys * KEY_OVERHEAD + expires * 152)
+        return (STARTUP + self.server.pubsub.mem + self.clients_mem + self.aof_mem
+                + self.other_mem + keys * KEY_OVERHEAD + expires * EXPIRE_OVERHEAD)
 
     # -- eviction -------------------------------------------------------------------------
 
-    def over(self) -> bool:
-        """The cheap test every command makes while maxmemory is set."""
-        return self.server.keyspace.access.used > self.threshold
+    def over(self, extra: int = 0) -> bool:
+        """The cheap test every command makes while maxmemory is set (``extra``: what the
+        command's arguments take, which the client holds while it runs)."""
+        server = self.server
+        return server.keyspace.access.used + server.pubsub.mem + extra > self.threshold
 
-    def perform_evictions(self) -> int:
+    def perform_evictions(self, extra: int = 0) -> int:
         """``performEvictions``: EVICT_OK, EVICT_RUNNING (over the limit, the eviction goes
         on from the event loop) or EVICT_FAIL (over the limit, nothing left to evict)."""
         server = self.server
         maxmemory = server.config.maxmemory
         if not maxmemory or server.pause.mode:  # CLIENT PAUSE WRITE holds evictions too
             return EVICT_OK
-        used = self.refresh() - self.aof_mem
+        used = self.refresh() - self.aof_mem + extra
         if used <= maxmemory:
             return self._result(EVICT_OK)
         policy = self._policy

@@ -41,7 +41,6 @@ from prometheus_client.utils import floatToGoString
 
 from sluice.storage.stream_group import DELIVERY_BUCKETS
 
-from . import info
 from .listen import bind_hosts
 
 if TYPE_CHECKING:
@@ -67,8 +66,9 @@ class ServerCollector(Collector):
                                 value=len(s.clients))
         yield GaugeMetricFamily("redis_blocked_clients", "Clients blocked in a command",
                                 value=s.blocking.blocked_count)
-        yield GaugeMetricFamily("redis_memory_used_bytes", "Resident memory of the server",
-                                value=info.rss())
+        yield GaugeMetricFamily("redis_memory_used_bytes",
+                                "Memory the server holds (INFO used_memory)",
+                                value=s.memory.refresh())
         yield GaugeMetricFamily("redis_uptime_in_seconds", "Seconds since the server started",
                                 value=int(time.time() - s.start_time))
         yield CounterMetricFamily("redis_commands_processed", "Commands processed",

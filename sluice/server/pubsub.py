@@ -17,6 +17,9 @@ Invariants:
 
 A message is encoded once per protocol version and appended to each subscriber's output as
 is; like Redis 7.2+, CLIENT REPLY OFF does not silence it.
+
+``mem`` is what the subscriptions cost (names, registries), kept as they come and go, for
+``used_memory`` and the maxmemory check before each command (``memory.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from sluice.protocol import Push, encode
 from sluice.storage.glob import compile_pattern
+from sluice.storage.memsize import DICT_ENTRY, bytes_size
 
 if TYPE_CHECKING:
     from .client import Client
@@ -33,14 +37,21 @@ if TYPE_CHECKING:
 Subscribers = dict["Client", None]  # an ordered set
 
 
+# What a subscription costs: a channel (or pattern) its name, subscriber dict and registry
+# entry; each subscriber a dict entry on each side.
+CHANNEL = 232 + DICT_ENTRY
+SUBSCRIBER = 2 * DICT_ENTRY
+
+
 class PubSub:
-    __slots__ = ("channels", "patterns", "shard_channels", "_matchers")
+    __slots__ = ("channels", "patterns", "shard_channels", "_matchers", "mem")
 
     def __init__(self) -> None:
         self.channels: dict[bytes, Subscribers] = {}
         self.patterns: dict[bytes, Subscribers] = {}
         self.shard_channels: dict[bytes, Subscribers] = {}
         self._matchers: dict[bytes, Callable[[bytes], bool]] = {}  # pattern -> its matcher
+        self.mem = 0  # estimated bytes of every subscription
 
     # -- subscribing ---------------------------------------------------------------------------
 
@@ -51,7 +62,12 @@ class PubSub:
             return False
         mine[channel] = None
         registry = self.shard_channels if shard else self.channels
-        registry.setdefault(channel, {})[client] = None
+        subscribers = registry.get(channel)
+        if subscribers is None:
+            subscribers = registry[channel] = {}
+            self.mem += CHANNEL + bytes_size(len(channel))
+        subscribers[client] = None
+        self.mem += SUBSCRIBER
         client.kind = "pubsub"
         return True
 
@@ -61,7 +77,9 @@ class PubSub:
         if channel not in mine:
             return False
         del mine[channel]
-        _forget(self.shard_channels if shard else self.channels, channel, client)
+        self.mem -= SUBSCRIBER
+        if _forget(self.shard_channels if shard else self.channels, channel, client):
+            self.mem -= CHANNEL + bytes_size(len(channel))
         _update_kind(client)
         return True
 
@@ -73,7 +91,9 @@ class PubSub:
         if subscribers is None:
             subscribers = self.patterns[pattern] = {}
             self._matchers[pattern] = compile_pattern(pattern)
+            self.mem += CHANNEL + bytes_size(len(pattern))
         subscribers[client] = None
+        self.mem += SUBSCRIBER
         client.kind = "pubsub"
         return True
 
@@ -81,8 +101,10 @@ class PubSub:
         if pattern not in client.pubsub_patterns:
             return False
         del client.pubsub_patterns[pattern]
+        self.mem -= SUBSCRIBER
         if _forget(self.patterns, pattern, client):
             del self._matchers[pattern]
+            self.mem -= CHANNEL + bytes_size(len(pattern))
         _update_kind(client)
         return True
 

@@ -62,7 +62,8 @@ class _Bcast:
 
 
 class Tracking:
-    __slots__ = ("server", "table", "items", "prefixes", "count", "pending", "_effort")
+    __slots__ = ("server", "table", "items", "prefixes", "count", "pending", "_effort",
+                 "bcast_pending")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -73,6 +74,7 @@ class Tracking:
         # invalidations for the client running the command: keys, None for "everything"
         self.pending: list[bytes | None] = []
         self._effort = 0  # how many cron calls in a row found the table over its limit
+        self.bcast_pending = False  # a prefix has keys to broadcast
 
     # -- CLIENT TRACKING ------------------------------------------------------------------
 
@@ -141,6 +143,7 @@ class Tracking:
             for prefix, state in self.prefixes.items():
                 if key.startswith(prefix):
                     state.keys[key] = current
+                    self.bcast_pending = True
         ids = self.table.pop(key, None)
         if ids is None:
             return
@@ -205,6 +208,7 @@ class Tracking:
     def broadcast(self) -> None:
         """``trackingBroadcastInvalidationMessages``: each prefix's keys written since the
         last call, to its subscribers (a NOLOOP client is not told its own writes)."""
+        self.bcast_pending = False
         for state in self.prefixes.values():
             if not state.keys:
                 continue
