@@ -217,7 +217,9 @@ class Memory(Protocol):
     @property
     def aof_mem(self) -> int: ...  # the AOF buffer (not counted for eviction)
     @property
-    def other_mem(self) -> int: ...  # tracking table, subscriptions, slow log
+    def other_mem(self) -> int: ...  # tracking table, slow log
+    @property
+    def startup(self) -> int: ...  # used_memory_startup
 
     def refresh(self) -> int: ...  # measure the buffers again; used_memory
     def used(self) -> int: ...  # used_memory, buffers as last measured

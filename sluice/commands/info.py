@@ -9,15 +9,16 @@ order are Redis 8.6's. Values Sluice has no counterpart for (allocator details, 
 buffers, defragmentation, I/O threads, cluster slot migration) are reported as 0, as Redis
 reports them with the feature off.
 
+keysizes: the per-database histograms of string lengths and collection sizes, kept by the
+keyspace at every write (``storage/keyspace.py``), as Redis keeps them; with
+``key-memory-histograms yes``, the histograms of the keys' memory too (built by walking the
+keyspace's size array when asked, since the option is for diagnosis).
+
 What Sluice does not have yet, and so prints empty or as 0:
 
 - latencystats: no per-command latency histograms, the section is empty;
 - hotkeys: no HOTKEYS tracking; the section is empty, as in Redis before tracking starts;
 - modules: no modules (Redis 8 lists its built-in vectorset module here);
-- keysizes: Redis keeps per-database histograms of string lengths and collection sizes,
-  updated on every write; Sluice keeps none yet (it would need the keyspace and the list
-  type to report each length change), so the section is printed empty rather than built by
-  scanning the keyspace on every INFO call;
 - the ``eventloop_*`` stats: asyncio gives no hook around each loop iteration.
 
 This module knows the sections (names, titles, order, ``default`` / ``all``) and prints them;

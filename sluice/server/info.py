@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from sluice import REDIS_VERSION, __version__
 from sluice.storage.hashes import count_subexpiry
+from sluice.storage.keyspace import NO_KIND
+from sluice.storage.memsize import KIND_HASH, KIND_LIST, KIND_SET, KIND_STRING, KIND_ZSET
 
 from .memory import STARTUP
 
@@ -353,6 +355,52 @@ def _keyspace(s: Server) -> dict[str, Any]:
 
 
 
+# INFO keysizes: the types it reports, by memsize kind (strings' memory histogram is left
+# out, as Redis leaves it out to avoid confusion with their length histogram).
+_KEYSIZES = ((KIND_STRING, "strings_sizes", None), (KIND_LIST, "lists_items", "lists_sizes"),
+             (KIND_SET, "sets_items", "sets_sizes"), (KIND_ZSET, "zsets_items", "zsets_sizes"),
+             (KIND_HASH, "hashes_items", "hashes_sizes"))
+
+
+def _bin_label(i: int) -> str:
+    """A keysizes bin's label: 0, 1, 2, 4 ... 512, 1K ... 512K, 1M ... (Redis's powers of 2)."""
+    if i == 0:
+        return "0"
+    n = 1 << (i - 1)
+    for unit in ("", "K", "M", "G", "T", "P", "E"):
+        if n < 1024:
+            return f"{n}{unit}"
+        n >>= 10
+    return f"{n}E"
+
+
+def _histogram(counts: list[int]) -> str:
+    return ",".join(f"{_bin_label(i)}={n}" for i, n in enumerate(counts) if n)
+
+
+def _keysizes(s: Server) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    memory = s.config.key_memory_histograms
+    for db in s.keyspace.dbs:
+        if not len(db):
+            continue
+        for kind, items, _ in _KEYSIZES:
+            counts = db.keysizes[kind]
+            if any(counts):
+                out[f"db{db.id}_distrib_{items}"] = _histogram(counts)
+        if not memory:
+            continue
+        by_kind: dict[int, list[int]] = {}
+        for size, kb in zip(db.sizes, db.kinds, strict=True):
+            if kb != NO_KIND:
+                hist = by_kind.setdefault(kb >> 8, [0] * 64)
+                hist[size.bit_length()] += 1
+        for kind, _, sizes in _KEYSIZES:
+            if sizes is not None and kind in by_kind:
+                out[f"db{db.id}_distrib_{sizes}"] = _histogram(by_kind[kind])
+    return out
+
+
 def _human(n: int | float) -> str:
     """Bytes as Redis's ``bytesToHuman``: 996.38K, 1.11M, 0B."""
     if n < 1024:
@@ -377,8 +425,9 @@ FIELDS: dict[str, Callable[[Server], dict[str, Any]]] = {
     "errorstats": _errorstats,
     "cluster": _cluster,
     "keyspace": _keyspace,
+    "keysizes": _keysizes,
 }
-"""Each section's fields; hotkeys, modules, latencystats and keysizes have none yet."""
+"""Each section's fields; hotkeys, modules and latencystats have none yet."""
 
 
 def info_section(server: Server, name: str) -> dict[str, Any]:

@@ -65,6 +65,7 @@ def time_limit_us(tenacity: int) -> float:
 
 class Memory:
     __slots__ = ("server", "pool", "clients_mem", "aof_mem", "other_mem", "peak", "peak_time",
+                 "startup",
                  "threshold", "running", "exceeded_since", "exceeded_total", "_handle",
                  "_policy", "last_result")
 
@@ -74,6 +75,7 @@ class Memory:
         self.clients_mem = 0  # clients' buffers and structures, at the last refresh
         self.aof_mem = 0  # the AOF buffer (not counted for eviction)
         self.other_mem = 0  # tracking table, subscriptions, slow log ...
+        self.startup = STARTUP  # INFO used_memory_startup
         self.peak = 0  # INFO used_memory_peak
         self.peak_time = 0
         # ``over()`` while the dataset counter passes this: maxmemory less everything else
