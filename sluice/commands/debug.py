@@ -123,6 +123,13 @@ def _sleep(ctx: Context, argv: list[bytes]) -> Reply:
     return OK
 
 
+def _reply_copy_avoidance(ctx: Context, argv: list[bytes]) -> Reply:
+    """DEBUG REPLY-COPY-AVOIDANCE 0|1: Redis's switch for referencing big strings in replies
+    instead of copying them. Sluice's replies are always copies: accepted, nothing to do."""
+    _atoi(argv[2])
+    return OK
+
+
 def _set_active_expire(ctx: Context, argv: list[bytes]) -> Reply:
     ctx.server.active_expire_enabled = bool(_atoi(argv[2]))
     return OK
@@ -231,6 +238,7 @@ _SUBCOMMANDS: dict[bytes, tuple[Callable[[Context, list[bytes]], Reply], int, in
     b"HELP": (_help, 2, 2),
     b"LOG": (_log, 3, 3),
     b"SLEEP": (_sleep, 3, 3),
+    b"REPLY-COPY-AVOIDANCE": (_reply_copy_avoidance, 3, 3),
     b"SET-ACTIVE-EXPIRE": (_set_active_expire, 3, 3),
     b"SET-DISABLE-DENY-SCRIPTS": (_set_disable_deny_scripts, 3, 3),
     b"PROTOCOL": (_protocol, 3, 3),

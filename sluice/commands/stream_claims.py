@@ -182,7 +182,7 @@ def xclaim(ctx: Context, args: Args) -> Reply:
         # creation so the AOF keeps it.
         log.insert(0, createconsumer_argv(key, name, owner))
     if log:
-        group_dirty(ctx, changes - 2 * dead)  # dead letters counted their own changes
+        group_dirty(ctx, changes - 2 * dead, key)  # dead letters counted their own changes
         ctx.rewrite_argv(*log)
     if justid:
         return [format_id(sid) for sid, _ in claimed]
@@ -232,7 +232,7 @@ def xautoclaim(ctx: Context, args: Args) -> Reply:
     if not log and created:
         log.append(createconsumer_argv(key, name, owner))
     if log:
-        group_dirty(ctx, changes)
+        group_dirty(ctx, changes, key)
         ctx.rewrite_argv(*log)
     body = [format_id(sid) for sid, _ in claimed] if justid else entries_reply(claimed)
     return [format_id(cursor), body, [format_id(sid) for sid in deleted]]

@@ -86,11 +86,16 @@ def _c_str(name: bytes) -> bytes:
     return name if nul < 0 else name[:nul]
 
 
-def group_dirty(ctx: Context, changes: int = 1) -> None:
+def group_dirty(ctx: Context, changes: int = 1, key: bytes | None = None) -> None:
     """Count writes that Redis propagates (``server.dirty++``) without touching WATCH or
-    waking readers: consumer-group changes, XSETID, XCFGSET, XIDMPRECORD (see the docstring)."""
+    waking readers: consumer-group changes, XSETID, XCFGSET, XIDMPRECORD (see the docstring).
+    With ``key``, the stream is measured again and, under an LRM policy, counts as modified
+    (Redis's ``keyModified(..., signal=0)``)."""
     if changes:
         ctx.server.dirty += changes
+    if key is not None:
+        db = ctx.db
+        db.written(key, db.access.lrm)
 
 
 def lookup_group(ctx: Context, key: bytes, name: bytes, template: bytes) -> tuple[Stream, ConsumerGroup]:
@@ -189,7 +194,7 @@ def xgroup_create(ctx: Context, args: Args) -> Reply:
         ctx.db.add(key, stream)
         ctx.modified(key, changes=0)  # the group's change is the one Redis counts
     stream.create_group(name, last_id, _at_most_added(stream, entries_read))  # BusyGroupError
-    group_dirty(ctx)
+    group_dirty(ctx, key=ctx.argv[2])
     ctx.notify(b"xgroup-create", key)
     return OK
 
@@ -204,7 +209,7 @@ def xgroup_setid(ctx: Context, args: Args) -> Reply:
     # SETID accepts "-" and "+" (streamParseIDOrReply), unlike CREATE.
     last_id = stream.last_id if raw_id == b"$" else parse_id(raw_id)
     group.set_id(last_id, _at_most_added(stream, entries_read))
-    group_dirty(ctx)
+    group_dirty(ctx, key=ctx.argv[2])
     ctx.notify(b"xgroup-setid", ctx.argv[2])
     return OK
 
@@ -221,7 +226,7 @@ def xgroup_destroy(ctx: Context, args: Args) -> Reply:
     if group is None:
         return 0
     stream.destroy_group(group.name)
-    group_dirty(ctx)
+    group_dirty(ctx, key=ctx.argv[2])
     ctx.notify(b"xgroup-destroy", ctx.argv[2])
     # Redis signals the key so XREADGROUP clients blocked on the group re-run and fail.
     ctx.server.blocking.signal_key_as_ready(ctx.db, ctx.argv[2])
@@ -234,7 +239,7 @@ def xgroup_createconsumer(ctx: Context, args: Args) -> Reply:
     created = group.create_consumer(ctx.argv[4], ctx.now_ms())
     if created is None:
         return 0
-    group_dirty(ctx)
+    group_dirty(ctx, key=ctx.argv[2])
     ctx.notify(b"xgroup-createconsumer", ctx.argv[2])
     return 1
 
@@ -246,7 +251,7 @@ def xgroup_delconsumer(ctx: Context, args: Args) -> Reply:
     if group.lookup_consumer(name) is None:
         return 0
     pending = group.delete_consumer(name)
-    group_dirty(ctx)
+    group_dirty(ctx, key=ctx.argv[2])
     ctx.notify(b"xgroup-delconsumer", ctx.argv[2])
     return pending
 
@@ -285,7 +290,7 @@ def xack(ctx: Context, args: Args) -> Reply:
     # All IDs are parsed first: an error must not leave some of them acknowledged.
     ids = [parse_strict_id(raw) for raw in args.rest()]
     acked = group.ack(ids)
-    group_dirty(ctx, acked)
+    group_dirty(ctx, acked, key if acked else None)
     return acked
 
 
@@ -304,7 +309,7 @@ def xackdel(ctx: Context, args: Args) -> Reply:
         # Entries left the stream: WATCH sees it, as after XDEL; only the acks count.
         ctx.modified(key, ready=False, changes=0)
         ctx.notify(b"xdel", key)
-    group_dirty(ctx, sum(1 for r in result if r != XDelExResult.NOT_FOUND))
+    group_dirty(ctx, sum(1 for r in result if r != XDelExResult.NOT_FOUND), key)
     return result
 
 

@@ -292,6 +292,8 @@ def xreadgroup(ctx: Context, args: Args) -> Reply:
         changes += n > 0  # Redis counts one change per stream it propagates anything for
         if entries is not None:
             served.append((key, entries))
+    for key in a.keys:  # consumers were seen: each stream counts as modified (LRM), quietly
+        group_dirty(ctx, 0, key)
     if changes or dead:
         group_dirty(ctx, changes)
         if log:

@@ -297,7 +297,7 @@ def xsetid(ctx: Context, args: Args) -> Reply:
     if stream is None:
         raise CommandError(E.NO_SUCH_KEY)
     stream.set_id(last_id, entries_added, max_deleted)
-    group_dirty(ctx)  # propagated, but no WATCH touch nor wake-up
+    group_dirty(ctx, key=key)  # propagated, but no WATCH touch nor wake-up
     ctx.notify(b"xsetid", key)
     return OK
 

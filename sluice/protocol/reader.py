@@ -169,6 +169,11 @@ class PureRequestParser:
         """Bytes received and not yet consumed."""
         return len(self.buf) - self.pos
 
+    def held(self) -> int:
+        """Bytes of input this parser holds: what is not parsed yet, and the arguments of
+        the request it is reading (memory accounting: Redis counts them with the client)."""
+        return len(self.buf) - self.pos + sum(map(len, self._args))
+
     def idle(self) -> bool:
         """True when no partial request is buffered."""
         return self.pos >= len(self.buf) and self._mbulk == 0
@@ -368,6 +373,12 @@ class RequestReader:
         """Bytes of requests not yet run (the query buffer size): input not parsed yet, and
         requests put back."""
         pending = self._pure.pending() if self._pure is not None else self._pending
+        return pending + self._held_bytes
+
+    def held(self) -> int:
+        """Bytes the reader keeps (memory accounting): input not run yet, and the arguments
+        of a request read in part."""
+        pending = self._pure.held() if self._pure is not None else self._pending
         return pending + self._held_bytes
 
     def set_limits(self, *, auth_required: bool | None = None,

@@ -672,6 +672,8 @@ class Server:
             self.keyspace.update_lru_clock()  # OBJECT IDLETIME's clock, as Redis's lruclock
             self.keyspace.access.counting = False  # no command runs: lookups are ours
             self.memory.refresh()  # buffers, peak, the eviction threshold
+            if self.config.maxmemory_clients:
+                self.memory.evict_clients()
             if self.config.maxmemory and self.memory.over():
                 self.memory.perform_evictions()
             if self.tracking.count:

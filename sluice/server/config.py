@@ -328,6 +328,7 @@ PARAMS: list[Param] = [
     Param("lazyfree-lazy-user-flush", "bool", False),
     Param("notify-keyspace-events", "special", 0, parse=_parse_notify, render=format_classes),
     Param("tracking-table-max-keys", "int", 1_000_000, 0, 2**63 - 1),
+    Param("latency-tracking", "bool", True),  # accepted: Sluice keeps no latency histograms
     # CPU affinity (sluice/server/affinity.py), spelled with underscores as in Redis
     Param("server_cpulist", "string", "", flags=IMMUTABLE),
     Param("bio_cpulist", "string", "", flags=IMMUTABLE),

@@ -90,7 +90,7 @@ def _checks_pass(server: Server, client: Client) -> bool:
     return (client.authenticated and server.acl is None and client.multi is None
             and client.reply_mode == REPLY_ON and client.kind == "normal"
             and not server.pause.mode and not server.script_busy and not client.tracking
-            and not client.no_touch)
+            and not client.no_touch and not server.config.maxmemory_clients)
 
 
 def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[list[bytes]]:
@@ -223,6 +223,10 @@ def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         denied = acl.check(client, cmd, argv)
         if denied is not None:
             reject(server, client, denied, cmd)
+            return
+    if server.config.maxmemory_clients:
+        server.memory.evict_clients()  # before the keys (Redis's processCommand)
+        if client.closed:
             return
     flags = cmd.flags
     if cmd.get_flags is not None and (server.script_busy or server.disk_error is not None

@@ -36,8 +36,10 @@ if TYPE_CHECKING:
     from sluice.storage.keyspace import Database
 
     from .app import Server
+    from .client import Client
 
 EVICT_OK, EVICT_RUNNING, EVICT_FAIL = 0, 1, 2
+_monotonic = time.monotonic
 # What the server's own structures are counted as at start (Redis's used_memory_startup is
 # about 0.9 MB): the command table, the databases, the listeners.
 STARTUP = 900 * 1024
@@ -54,6 +56,18 @@ def rss() -> int:
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
+def client_memory(c: Client) -> int:
+    """What a connection holds: its structures, its query and output buffers, the writes its
+    transport could not send yet, a queued transaction (Redis's getClientMemoryUsage)."""
+    size = CLIENT_BASE + len(c.out) + c.reader.held()
+    t = c.transport
+    if t is not None:
+        size += t.get_write_buffer_size()
+    if c.multi:
+        size += sum(len(a) + 48 for _, argv in c.multi for a in argv)
+    return size
+
+
 def time_limit_us(tenacity: int) -> float:
     """``evictionTimeLimitUs``: how long one eviction pass may run."""
     if tenacity <= 10:
@@ -65,7 +79,7 @@ def time_limit_us(tenacity: int) -> float:
 
 class Memory:
     __slots__ = ("server", "pool", "clients_mem", "aof_mem", "other_mem", "peak", "peak_time",
-                 "startup",
+                 "startup", "refreshed_at",
                  "threshold", "running", "exceeded_since", "exceeded_total", "_handle",
                  "_policy", "last_result")
 
@@ -76,6 +90,7 @@ class Memory:
         self.aof_mem = 0  # the AOF buffer (not counted for eviction)
         self.other_mem = 0  # tracking table, subscriptions, slow log ...
         self.startup = STARTUP  # INFO used_memory_startup
+        self.refreshed_at = 0.0  # monotonic time of the last refresh
         self.peak = 0  # INFO used_memory_peak
         self.peak_time = 0
         # ``over()`` while the dataset counter passes this: maxmemory less everything else
@@ -104,13 +119,9 @@ class Memory:
         server = self.server
         clients = 0
         for c in server.clients.values():
-            clients += CLIENT_BASE + len(c.out) + c.reader.pending()
-            t = c.transport
-            if t is not None:
-                clients += t.get_write_buffer_size()
-            if c.multi:
-                clients += sum(len(a) + 48 for _, argv in c.multi for a in argv)
+            clients += client_memory(c)
         self.clients_mem = clients
+        self.refreshed_at = _monotonic()
         aof = server.aof
         self.aof_mem = len(getattr(aof, "buf", b"")) if aof is not None else 0
         tracking = server.tracking
@@ -144,7 +155,11 @@ class Memory:
 
     def over(self, extra: int = 0) -> bool:
         """The cheap test every command makes while maxmemory is set (``extra``: what the
-        command's arguments take, which the client holds while it runs)."""
+        command's arguments take, which the client holds while it runs). The buffers are
+        measured again when the last measure is over 5 ms old: a client's query or output
+        buffer can grow between two crons (Redis counts it as it grows)."""
+        if _monotonic() - self.refreshed_at > 0.005:
+            self.refresh()
         server = self.server
         return server.keyspace.access.used + server.pubsub.mem + extra > self.threshold
 
@@ -185,6 +200,30 @@ class Memory:
                 self._start_time_proc()
                 return self._result(EVICT_RUNNING)
         return self._result(EVICT_RUNNING if self.running else EVICT_OK)
+
+    def evict_clients(self) -> None:
+        """``evictClients``: while the clients' memory is over ``maxmemory-clients`` (bytes,
+        or a percentage of maxmemory), close the one holding the most (CLIENT NO-EVICT
+        ones, and the server's own, are spared); INFO evicted_clients counts them."""
+        server = self.server
+        limit = server.config.maxmemory_clients
+        if limit < 0:
+            limit = server.config.maxmemory * -limit // 100
+        if not limit:
+            return
+        sizes = [(client_memory(c), c) for c in server.clients.values()]
+        total = sum(size for size, _ in sizes)
+        if total <= limit:
+            return
+        sizes.sort(key=lambda pair: pair[0], reverse=True)
+        for size, c in sizes:
+            if total <= limit:
+                break
+            if c.no_evict or c.transport is None or c.closed:
+                continue
+            server.stats["evicted_clients"] += 1
+            total -= size
+            server.close_client(c)
 
     def evict_key(self, db: Database, key: bytes) -> None:
         """``deleteEvictedKeyAndPropagate``."""

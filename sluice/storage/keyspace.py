@@ -483,18 +483,16 @@ class Database:
         self.move_to(src, self, dst)
 
     def move_to(self, key: bytes, target: Database, new_key: bytes | None = None) -> None:
-        """Move the live ``key`` into ``target`` (as ``new_key``), TTL and metadata included
-        (the value is the same object in Redis: its access word goes along)."""
+        """Move the live ``key`` into ``target`` (as ``new_key``), with its TTL; the access
+        word starts afresh (Redis 8's dbAddInternal initialises it for RENAME and MOVE)."""
         dst = key if new_key is None else new_key
         value = self.data[key]
         when = self.expires.get(key)
         enc = self.encoding(key, value) if type(value) is bytes else None
-        word = self.meta[self.slots[key]]
         self._remove(key)
         if dst in target.data:
             target._remove(dst)
         target.add(dst, value)
-        target.meta[target.slots[dst]] = word
         if when is not None:
             target.set_expire(dst, when)
         if enc is not None:
