@@ -11,8 +11,8 @@ grew). The bit arithmetic is in ``storage/bitops.py``.
 Writes edit the value in place: the first SETBIT / BITFIELD write on a key turns its value
 into a ``RawString`` (``storage/rawstring.py``), as Redis unshares it into a raw sds, and
 later ones change single bytes of its buffer. BITOP stores a new string, ``raw`` encoded as
-Redis creates it. Each write calls ``ctx.modified`` once (where keyspace notifications will
-hook in: ``setbit`` for SETBIT and BITFIELD, ``set`` / ``del`` for BITOP's destination).
+Redis creates it. Each write calls ``ctx.modified`` once, then fires Redis's keyspace event:
+``setbit`` for SETBIT and BITFIELD, ``set`` / ``del`` for BITOP's destination.
 Everything is propagated as the client sent it, as Redis does.
 """
 
@@ -93,7 +93,7 @@ def string_for_write(ctx: Context, key: bytes, size: int) -> tuple[RawString, in
     value = db.get(key)
     if value is None:
         rs = RawString(bytes(size))
-        db.set(key, rs)
+        db.add(key, rs)  # dbAdd: "new"
         return rs, size
     if type(value) is RawString:
         value.hll = None  # as value.edit(): the HyperLogLog state no longer holds
@@ -104,7 +104,7 @@ def string_for_write(ctx: Context, key: bytes, size: int) -> tuple[RawString, in
     if type(value) is not bytes:
         raise WrongTypeError()
     rs = RawString(value)
-    db.set(key, rs, keep_ttl=True)  # unshared, as dbUnshareStringValue; the TTL stays
+    db.replace(key, rs)  # unshared, as dbUnshareStringValue: the TTL stays, no event
     return rs, rs.grow(size)
 
 
@@ -144,7 +144,8 @@ def setbit_(ctx: Context, args: Args) -> Reply:
     rs, grown = string_for_write(ctx, key, (offset >> 3) + 1)
     old = setbit(rs.buf, offset, on)
     if grown or old != on:
-        ctx.modified(key)  # keyspace event: setbit
+        ctx.modified(key)
+        ctx.notify(b"setbit", key)
     return old
 
 
@@ -225,9 +226,11 @@ def bitop_(ctx: Context, args: Args) -> Reply:
     if result:
         db.set(dest, result)
         db.set_encoding(dest, result, b"raw")  # a new sds, never int / embstr encoded
-        ctx.modified(dest)  # keyspace event: set
+        ctx.modified(dest)
+        ctx.notify(b"set", dest)
     elif db.delete(dest):
-        ctx.modified(dest)  # keyspace event: del
+        ctx.modified(dest)
+        ctx.notify(b"del", dest)
     return len(result)
 
 
@@ -326,7 +329,8 @@ def _bitfield(ctx: Context, args: Args, ro_command: bool) -> Reply:
         if grown or old != new:
             changes += 1
     if changes:
-        ctx.modified(key, changes=changes)  # keyspace event: setbit
+        ctx.modified(key, changes=changes)
+        ctx.notify(b"setbit", key)
     return out
 
 
@@ -362,7 +366,7 @@ COMMANDS: tuple[Command, ...] = (
         (key_at(2, OW | UPDATE), key_at(3, RO | ACCESS, last=-1)),                    bitop_,
         "Performs bitwise operations on multiple strings, and stores the result.",
         group="bitmap", since="2.6.0", complexity=_O_N,
-        syntax="<AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey key [key ...]"),
+        syntax="<AND | OR | XOR | NOT | DIFF | DIFF1 | ANDOR | ONE> destkey key [key ...]", reads=True),
     cmd("bitfield",     -2,  WRITE | DENYOOM,   A.BITMAP,
         key_at(1, RW | UPDATE | ACCESS | K.VARIABLE_FLAGS),                           bitfield,
         "Performs arbitrary bitfield integer operations on strings.", group="bitmap",

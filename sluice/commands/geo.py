@@ -61,7 +61,7 @@ from .errors import (
     CommandError,
 )
 from .spec import ACCESS, DENYOOM, OW, READONLY, RO, RW, UPDATE, WRITE, A, KeySpec, cmd, key_at
-from .zsets import get_zset, limits, store_zset
+from .zsets import get_zset, limits, store_empty, store_zset
 from .zsets import zadd as zadd_handler
 
 _ASC, _DESC = 1, 2
@@ -308,11 +308,9 @@ def _search(ctx: Context, args: Args, src_index: int, flags: int) -> Reply:
     if any_ and not count:
         raise CommandError(GEO_ANY_WITHOUT_COUNT)
 
-    db = ctx.db
     if z is None:
         if store is not None:
-            if db.delete(store):
-                ctx.modified(store)  # event: del
+            store_empty(ctx, store)
             return 0
         return []
     assert shape is not None
@@ -343,11 +341,12 @@ def _search(ctx: Context, args: Args, src_index: int, flags: int) -> Reply:
         return out
     if returned:
         result = {members[n]: (dists[n] / conv if storedist else scores[n]) for n in order}
-        store_zset(ctx, store, ZSetValue.from_scores(result, limits(ctx)))
+        store_zset(ctx, store, ZSetValue.from_scores(result, limits(ctx)),
+                   b"geosearchstore" if flags & _SEARCH else b"georadiusstore")
         if returned > 1:
             ctx.server.dirty += returned - 1  # Redis counts one per member stored
-    elif db.delete(store):
-        ctx.modified(store)  # event: del
+    else:
+        store_empty(ctx, store)
     return returned
 
 
@@ -421,13 +420,13 @@ COMMANDS: tuple[Command, ...] = (
         "optionally stores the result.", group="geo", since="6.2.0",
         complexity=_SEARCH_COMPLEXITY,
         syntax=f"destination source {_SEARCH_FROM} [ASC | DESC] [COUNT count [ANY]] "
-        "[STOREDIST]"),
+        "[STOREDIST]", reads=True),
     cmd("georadius",             -6, WRITE | DENYOOM,  A.GEO,
         (key_at(1, RO | ACCESS), *_GEO_STORES),                                      georadius,
         "Queries a geospatial index for members within a distance from a coordinate, "
         "optionally stores the result.", group="geo", since="3.2.0",
         complexity=_RADIUS_COMPLEXITY, doc_flags=_DEPRECATED,
-        syntax="key longitude latitude radius <M | KM | FT | MI> " + _RADIUS_OPTS + _STORE_OPTS),
+        syntax="key longitude latitude radius <M | KM | FT | MI> " + _RADIUS_OPTS + _STORE_OPTS, reads=True),
     cmd("georadius_ro",          -6, READONLY,         A.GEO, key_at(1, RO | ACCESS), georadius_ro,
         "Returns members from a geospatial index that are within a distance from a "
         "coordinate.", group="geo", since="3.2.10", complexity=_RADIUS_COMPLEXITY,
@@ -438,7 +437,7 @@ COMMANDS: tuple[Command, ...] = (
         "Queries a geospatial index for members within a distance from a member, "
         "optionally stores the result.", group="geo", since="3.2.0",
         complexity=_RADIUS_COMPLEXITY, doc_flags=_DEPRECATED,
-        syntax="key member radius <M | KM | FT | MI> " + _RADIUS_OPTS + _STORE_OPTS),
+        syntax="key member radius <M | KM | FT | MI> " + _RADIUS_OPTS + _STORE_OPTS, reads=True),
     cmd("georadiusbymember_ro",  -5, READONLY,         A.GEO, key_at(1, RO | ACCESS),
         georadiusbymember_ro,
         "Returns members from a geospatial index that are within a distance from a member.",

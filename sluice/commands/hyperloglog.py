@@ -102,7 +102,7 @@ def _unshared(ctx: Context, key: bytes, value: object) -> RawString:
         return value
     assert type(value) is bytes
     rs = RawString(value)
-    ctx.db.set(key, rs, keep_ttl=True)
+    ctx.db.replace(key, rs)  # dbUnshareStringValue: the TTL stays, no event
     return rs
 
 
@@ -114,7 +114,7 @@ def pfadd(ctx: Context, args: Args) -> Reply:
     updated = 0
     if value is None:
         rs = RawString(create())
-        db.set(key, rs)
+        db.add(key, rs)
         updated = 1
     else:
         rs = _unshared(ctx, key, value)
@@ -124,7 +124,8 @@ def pfadd(ctx: Context, args: Args) -> Reply:
         raise CommandError(HLL_CORRUPT) from None
     if updated:
         invalidate(rs.buf)
-        ctx.modified(key, changes=updated)  # keyspace event: pfadd
+        ctx.modified(key, changes=updated)
+        ctx.notify(b"pfadd", key)
     return 1 if updated else 0
 
 
@@ -178,10 +179,10 @@ def pfmerge(ctx: Context, args: Args) -> Reply:
         except HllCorrupt:
             raise CommandError(HLL_CORRUPT) from None
     dest = argv[1]
-    value = db.get(dest)
+    value = db.find(dest)  # a write lookup (the sources' loop read it already)
     if value is None:
         rs = RawString(create())
-        db.set(dest, rs)
+        db.add(dest, rs)
     else:
         rs = _unshared(ctx, dest, value)
     sparse_max = ctx.server.config.hll_sparse_max_bytes
@@ -200,7 +201,8 @@ def pfmerge(ctx: Context, args: Args) -> Reply:
     except HllCorrupt:
         raise CommandError(HLL_CORRUPT) from None
     invalidate(rs.buf)
-    ctx.modified(dest)  # keyspace event: pfadd
+    ctx.modified(dest)
+    ctx.notify(b"pfadd", dest)
     return OK
 
 
@@ -263,12 +265,12 @@ COMMANDS: tuple[Command, ...] = (
         "key(s).", group="hyperloglog", since="2.8.9",
         complexity="O(1) with a very small average constant time when called with a single "
         "key. O(N) with N being the number of keys, and much bigger constant times, when "
-        "called with multiple keys.", syntax="key [key ...]"),
+        "called with multiple keys.", syntax="key [key ...]", reads=True),
     cmd("pfmerge",    -2,  WRITE | DENYOOM,               A.HYPERLOGLOG,
         (key_at(1, RW | ACCESS | INSERT), key_at(2, RO | ACCESS, last=-1)),              pfmerge,
         "Merges one or more HyperLogLog values into a single key.", group="hyperloglog",
         since="2.8.9", complexity="O(N) to merge N HyperLogLogs, but with high constant times.",
-        syntax="destkey [sourcekey [sourcekey ...]]"),
+        syntax="destkey [sourcekey [sourcekey ...]]", reads=True),
     cmd("pfdebug",     3,  WRITE | DENYOOM | ADMIN,       A.HYPERLOGLOG, key_at(2, RW | ACCESS), pfdebug,
         "Internal commands for debugging HyperLogLog values.", group="hyperloglog",
         since="2.8.9", complexity="N/A", syntax="subcommand key", doc_flags=("syscmd",)),

@@ -10,8 +10,8 @@ What the commands count and log, as Redis: SADD/SREM count each member added or 
 the dirty counter; SMOVE one for the removal and one for the addition; a STORE command one
 (or one for deleting the destination when the result is empty). SPOP is logged as the SREMs
 of what it popped (in batches of 1024), or as DEL when it emptied the set; SRANDMEMBER and
-the reads log nothing. A set emptied by a command is deleted. Keyspace events (issue 20)
-would fire where the comments say ``event:``.
+the reads log nothing. A set emptied by a command is deleted. Each write fires Redis's
+keyspace events in its order (``sadd``, ``srem``, ``spop``, ``s*store``, then ``del``).
 
 Replies: SMEMBERS, SINTER, SUNION, SDIFF and SPOP with a count are sets (``~`` in RESP3);
 SRANDMEMBER with a count and SMISMEMBER are arrays. Their order is the encoding's (ascending
@@ -27,7 +27,7 @@ from sluice.storage.sets import HASHTABLE, INTSET, LISTPACK, SetValue
 from sluice.storage.strings import string2ll
 
 from .args import LONG_MAX, Args, parse_range_long
-from .context import Context, Reply, Settings
+from .context import Context, Reply, Settings, command_name
 from .errors import (
     LIMIT_NEGATIVE,
     LIST_COUNT_NOT_POSITIVE,
@@ -73,16 +73,22 @@ def _cfg(ctx: Context) -> Settings:
 
 
 
+_STORE_EVENTS = {"sinterstore": b"sinterstore", "sunionstore": b"sunionstore",
+                 "sdiffstore": b"sdiffstore"}
+
+
 def _store(ctx: Context, dst: bytes, result: SetValue) -> int:
-    """A STORE command's end: the result replaces ``dst`` (its TTL too), or an empty
-    result deletes it; returns the reply."""
+    """A STORE command's end: the result replaces ``dst`` (its TTL too: setKey, so
+    "overwritten" when it existed), or an empty result deletes it; returns the reply."""
     db = ctx.db
     if len(result):
         db.set(dst, result)
-        ctx.modified(dst)  # event: sinterstore / sunionstore / sdiffstore
+        ctx.modified(dst)
+        ctx.notify(_STORE_EVENTS[command_name(ctx)], dst)
         return len(result)
     if db.delete(dst):
-        ctx.modified(dst)  # event: del
+        ctx.modified(dst)
+        ctx.notify(b"del", dst)
     return 0
 
 
@@ -111,7 +117,8 @@ def sadd(ctx: Context, args: Args) -> Reply:
         if add(member, cfg):
             added += 1
     if added:
-        ctx.modified(key, changes=added)  # event: sadd
+        ctx.modified(key, changes=added)
+        ctx.notify(b"sadd", key)
     return added
 
 
@@ -126,10 +133,13 @@ def srem(ctx: Context, args: Args) -> Reply:
         if s.remove(member):
             deleted += 1
             if not len(s):
-                ctx.db.delete(key)  # event: del
+                ctx.db.delete(key)
                 break
     if deleted:
-        ctx.modified(key, changes=deleted)  # event: srem
+        ctx.modified(key, changes=deleted)
+        ctx.notify(b"srem", key)
+        if not len(s):
+            ctx.notify(b"del", key)
     return deleted
 
 
@@ -145,15 +155,18 @@ def smove(ctx: Context, args: Args) -> Reply:
         return 1 if member in src else 0
     if not src.remove(member):
         return 0
+    ctx.notify(b"srem", src_key)
     if not len(src):
-        db.delete(src_key)  # event: srem, del
+        db.delete(src_key)
+        ctx.notify(b"del", src_key)
     cfg = _cfg(ctx)
     if dst is None:
         dst = SetValue.create(member, 1, cfg)
         db.add(dst_key, dst)
     ctx.modified(src_key)
     if dst.add(member, cfg):
-        ctx.modified(dst_key)  # event: sadd
+        ctx.modified(dst_key)
+        ctx.notify(b"sadd", dst_key)
     return 1
 
 
@@ -199,8 +212,10 @@ def spop(ctx: Context, args: Args) -> Reply:
         return None
     member = s.pop_random()
     ctx.rewrite_argv([b"SREM", key, member])
+    ctx.notify(b"spop", key)
     if not len(s):
-        ctx.db.delete(key)  # event: spop, del
+        ctx.db.delete(key)
+        ctx.notify(b"del", key)
     ctx.modified(key)
     return member
 
@@ -211,18 +226,20 @@ def _spop_count(ctx: Context, key: bytes, raw_count: bytes) -> Reply:
     if s is None or count == 0:
         return Set()
     size = len(s)
+    ctx.notify(b"spop", key)
     if count >= size:  # the whole set: the key goes, and is logged as DEL
         members = Set(s)
-        ctx.db.delete(key)  # event: spop, del
+        ctx.db.delete(key)
+        ctx.notify(b"del", key)
         ctx.rewrite_argv([b"DEL", key])
         ctx.modified(key, changes=size)
         return members
     popped, rebuilt = s.pop_many(count, _cfg(ctx))
     if rebuilt is not None:
-        ctx.db.set(key, rebuilt, keep_ttl=True)
+        ctx.db.replace(key, rebuilt)  # dbReplaceValue: the TTL stays, no event
     ctx.rewrite_argv(*([b"SREM", key, *popped[i:i + SPOP_BATCH]]
                        for i in range(0, len(popped), SPOP_BATCH)))
-    ctx.modified(key, changes=count)  # event: spop
+    ctx.modified(key, changes=count)
     return Set(popped)
 
 
@@ -429,19 +446,19 @@ COMMANDS = (
         group="set", complexity=_INTER, syntax="numkeys key [key ...] [LIMIT limit]"),
     cmd("sinterstore",   -3,  WRITE | DENYOOM,         _S,  _STORE_KEYS,                         sinterstore,
         "Stores the intersect of multiple sets in a key.",
-        group="set", complexity=_INTER, syntax="destination key [key ...]"),
+        group="set", complexity=_INTER, syntax="destination key [key ...]", reads=True),
     cmd("sunion",        -2,  READONLY,                _S,  key_at(1, RO | ACCESS, last=-1),     sunion,
         "Returns the union of multiple sets.",
         group="set", complexity=_ALL, syntax="key [key ...]", tips=_NDO),
     cmd("sunionstore",   -3,  WRITE | DENYOOM,         _S,  _STORE_KEYS,                         sunionstore,
         "Stores the union of multiple sets in a key.",
-        group="set", complexity=_ALL, syntax="destination key [key ...]"),
+        group="set", complexity=_ALL, syntax="destination key [key ...]", reads=True),
     cmd("sdiff",         -2,  READONLY,                _S,  key_at(1, RO | ACCESS, last=-1),     sdiff,
         "Returns the difference of multiple sets.",
         group="set", complexity=_ALL, syntax="key [key ...]", tips=_NDO),
     cmd("sdiffstore",    -3,  WRITE | DENYOOM,         _S,  _STORE_KEYS,                         sdiffstore,
         "Stores the difference of multiple sets in a key.",
-        group="set", complexity=_ALL, syntax="destination key [key ...]"),
+        group="set", complexity=_ALL, syntax="destination key [key ...]", reads=True),
     cmd("sscan",         -3,  READONLY,                _S,  key_at(1, RO | ACCESS),              sscan,
         "Iterates over members of a set.", since="2.8.0",
         group="set", complexity=_SCAN, syntax="key cursor [MATCH pattern] [COUNT count]", tips=_ND),

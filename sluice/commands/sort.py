@@ -233,10 +233,12 @@ def _sort_generic(ctx: Context, argv: list[bytes], readonly: bool, effects: Effe
     db = ctx.db
     if stored:
         db.set(store, ListValue(stored, ctx.server.config.list_max_listpack_size))
-        ctx.modified(store, changes=len(stored))  # event: sortstore
+        ctx.modified(store, changes=len(stored))
+        ctx.notify(b"sortstore", store)
         return len(stored), True
     if db.delete(store):
-        ctx.modified(store)  # event: del
+        ctx.modified(store)
+        ctx.notify(b"del", store)
         return 0, True
     return 0, False
 
@@ -333,7 +335,7 @@ COMMANDS: tuple[Command, ...] = (
         "Sorts the elements in a list, a set, or a sorted set, optionally storing the "
         "result.", group="generic", complexity=_SORT_COMPLEXITY,
         syntax="key [BY pattern] [LIMIT offset count] [GET pattern [GET pattern ...]] "
-        "[ASC | DESC] [ALPHA] [STORE destination]"),
+        "[ASC | DESC] [ALPHA] [STORE destination]", reads=True),
     cmd("sort_ro",  -2,  READONLY,          A.SET | A.SORTEDSET | A.LIST | A.DANGEROUS,
         (key_at(1, RO | ACCESS), _PATTERN_KEYS),                                       sort_ro,
         "Returns the sorted elements of a list, a set, or a sorted set.", group="generic",

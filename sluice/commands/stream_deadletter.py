@@ -25,7 +25,7 @@ Invariants:
   largest there is): nothing is moved, the entries stay pending (and are not delivered),
   ``stats["sluice_dead_letter_errors"]`` counts them.
 - The dead-letter stream is written like XADD writes: ``ctx.modified`` wakes its readers and
-  invalidates WATCH. (Keyspace notifications, issue 20, belong next to that call.)
+  invalidates WATCH and caches, and the "xadd" keyspace event fires.
 
 Mirrors nothing in Redis (redis/redis#7386 asks for it); the commands it writes are Redis's.
 """

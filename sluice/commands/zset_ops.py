@@ -33,7 +33,7 @@ from .errors import (
     CommandError,
 )
 from .spec import ACCESS, DENYOOM, OW, READONLY, RO, UPDATE, WRITE, A, cmd, key_at, keys_counted
-from .zsets import limits, members_of, store_zset, with_scores
+from .zsets import limits, members_of, store_empty, store_zset, with_scores
 
 UNION, INTER, DIFF = 0, 1, 2
 SUM, MIN, MAX = 0, 1, 2
@@ -164,10 +164,10 @@ def _generic(ctx: Context, argv: list[bytes], numkeys_at: int, dst: bytes | None
                     result[member] = score
     if dst is not None:
         if result:
-            store_zset(ctx, dst, ZSetValue.from_scores(result, limits(ctx)))
-            return len(result)  # event: zunionstore / zinterstore / zdiffstore
-        if db.delete(dst):
-            ctx.modified(dst)  # event: del
+            store_zset(ctx, dst, ZSetValue.from_scores(result, limits(ctx)),
+                       command_name(ctx).encode())  # zunionstore, zinterstore, zdiffstore
+            return len(result)
+        store_empty(ctx, dst)
         return 0
     entries = sorted((s, m) for m, s in result.items())
     return with_scores(entries, ctx.resp3) if withscores else members_of(entries)
@@ -238,11 +238,11 @@ COMMANDS = (
         "Stores the union of multiple sorted sets in a key.", group="sorted-set",
         since="2.0.0",
         complexity="O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
-        syntax=f"destination numkeys key [key ...] {_OPTS}"),
+        syntax=f"destination numkeys key [key ...] {_OPTS}", reads=True),
     cmd("zinterstore",   -4,  WRITE | DENYOOM,  _Z,  _STORE, zinterstore,
         "Stores the intersect of multiple sorted sets in a key.", group="sorted-set",
-        since="2.0.0", complexity=_INTER, syntax=f"destination numkeys key [key ...] {_OPTS}"),
+        since="2.0.0", complexity=_INTER, syntax=f"destination numkeys key [key ...] {_OPTS}", reads=True),
     cmd("zdiffstore",    -4,  WRITE | DENYOOM,  _Z,  _STORE, zdiffstore,
         "Stores the difference of multiple sorted sets in a key.", group="sorted-set",
-        since="6.2.0", complexity=_DIFF, syntax="destination numkeys key [key ...]"),
+        since="6.2.0", complexity=_DIFF, syntax="destination numkeys key [key ...]", reads=True),
 )

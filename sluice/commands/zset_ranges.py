@@ -17,7 +17,7 @@ from __future__ import annotations
 from sluice.storage.zsets import ZSetValue
 
 from .args import Args, parse_int
-from .context import Context, Reply
+from .context import Context, Reply, command_name
 from .errors import SYNTAX, ZRANGE_LIMIT_RANK, ZRANGE_WITHSCORES_BYLEX, CommandError
 from .spec import ACCESS, DELETE, DENYOOM, OW, READONLY, RO, RW, UPDATE, WRITE, A, cmd, key_at
 from .zsets import (
@@ -27,6 +27,7 @@ from .zsets import (
     removed_from,
     score_range,
     scores_as_text,
+    store_empty,
     store_zset,
 )
 
@@ -93,12 +94,11 @@ def _zrange(ctx: Context, argv: list[bytes], at: int, store: bool, rangetype: in
 
 def _stored(ctx: Context, dst: bytes, entries: list[tuple[float, bytes]]) -> int:
     """ZRANGESTORE's end: the range replaces ``dst`` (TTL included), or deletes it."""
-    db = ctx.db
     if entries:
-        store_zset(ctx, dst, ZSetValue.from_scores({m: s for s, m in entries}, limits(ctx)))
-        return len(entries)  # event: zrangestore
-    if db.delete(dst):
-        ctx.modified(dst)  # event: del
+        store_zset(ctx, dst, ZSetValue.from_scores({m: s for s, m in entries}, limits(ctx)),
+                   b"zrangestore")
+        return len(entries)
+    store_empty(ctx, dst)
     return 0
 
 
@@ -160,7 +160,7 @@ def _zremrange(ctx: Context, argv: list[bytes], rangetype: int) -> int:
         i, j = z.lex_bounds(rng)
     deleted = z.remove_positions(i, j)
     if deleted:
-        removed_from(ctx, key, z, deleted)  # event: zremrangebyrank / byscore / bylex
+        removed_from(ctx, key, z, deleted, command_name(ctx).encode())  # zremrangeby*
     return deleted
 
 
@@ -201,7 +201,7 @@ COMMANDS = (
         "Stores a range of members from sorted set in a key.", group="sorted-set",
         since="6.2.0",
         complexity="O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
-        syntax="dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]"),
+        syntax="dst src min max [BYSCORE | BYLEX] [REV] [LIMIT offset count]", reads=True),
     cmd("zrevrange",          -4,  READONLY,          _Z,  _RD,  zrevrange,
         "Returns members in a sorted set within a range of indexes in reverse order.",
         group="sorted-set", since="1.2.0", complexity=_LOGM, doc_flags=_DEP,

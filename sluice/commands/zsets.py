@@ -10,8 +10,8 @@ parse their count first; BZMPOP parses numkeys, MIN|MAX and COUNT before the tim
 What is counted and logged, as Redis: ZADD counts each member added or updated, ZREM each
 removed, a pop each popped; ZPOPMIN/ZPOPMAX are logged as they are (deterministic), ZMPOP and
 the blocking pops as ZPOPMIN/ZPOPMAX with the count they popped. Reads log nothing. A sorted
-set emptied by a command is deleted. Keyspace events (issue 20) would fire where the comments
-say ``event:``.
+set emptied by a command is deleted. Each write fires the keyspace events Redis fires, in its
+order (``removed_from``, ``store_zset``).
 
 Reply shapes follow Redis 7+: member/score pairs are a flat array in RESP2 and an array of
 pairs in RESP3 (ZRANGE WITHSCORES, ZPOPMIN with a count, ZRANDMEMBER WITHSCORES), but
@@ -134,29 +134,48 @@ def members_of(entries: Iterable[Entry]) -> list[bytes]:
     return [m for _, m in entries]
 
 
-def removed_from(ctx: Context, key: bytes, z: ZSetValue, changes: int) -> None:
+def removed_from(ctx: Context, key: bytes, z: ZSetValue, changes: int, event: bytes,
+                 notify_first: bool = False) -> None:
     """After members left ``key``: delete it if empty; signal the write, counting
-    ``changes``. Only a deletion may wake blocked clients (those waiting to hear of one):
-    Redis makes a key ready when it is created, not when an existing set changes."""
+    ``changes``; the keyspace ``event`` then "del" if the key went (a pop notifies before
+    the write is signalled, as Redis's genericZpopCommand). Only a deletion may wake
+    blocked clients (those waiting to hear of one): Redis makes a key ready when it is
+    created, not when an existing set changes."""
     deleted = not len(z)
+    if notify_first:
+        ctx.notify(event, key)
     if deleted:
-        ctx.db.delete(key)  # event: del
+        ctx.db.delete(key)
+        if notify_first:
+            ctx.notify(b"del", key)
     ctx.modified(key, ready=deleted, changes=changes)
+    if not notify_first:
+        ctx.notify(event, key)
+        if deleted:
+            ctx.notify(b"del", key)
 
 
-def store_zset(ctx: Context, dst: bytes, value: ZSetValue) -> None:
+def store_zset(ctx: Context, dst: bytes, value: ZSetValue, event: bytes) -> None:
     """A STORE command's result replaces ``dst`` (its TTL too), as Redis's ``setKey``: a new
     key is ready for blocked pops; an existing one is overwritten in place, which wakes only
     the clients waiting to hear of a deleted key (so a BZPOPMIN waiting on a string that a
     ZUNIONSTORE replaces keeps waiting, as on Redis)."""
     db = ctx.db
-    existed = db.get(dst) is not None
+    existed = db.find(dst) is not None
     db.set(dst, value)
     if existed:
         ctx.modified(dst, ready=False)
         ctx.server.blocking.signal_deleted_key_as_ready(db, dst)
     else:
         ctx.modified(dst)
+    ctx.notify(event, dst)
+
+
+def store_empty(ctx: Context, dst: bytes) -> None:
+    """A STORE command with an empty result: ``dst`` is deleted ("del")."""
+    if ctx.db.delete(dst):
+        ctx.modified(dst)
+        ctx.notify(b"del", dst)
 
 
 def score_range(lo: bytes, hi: bytes) -> Any:
@@ -259,7 +278,8 @@ def _zadd(ctx: Context, argv: list[bytes], flags: int) -> Reply:
         if added or updated:
             # A key created here is ready for blocked pops; an existing one is not made ready
             # again (Redis signals readiness in dbAdd only).
-            ctx.modified(key, ready=created, changes=added + updated)  # event: zadd / zincr
+            ctx.modified(key, ready=created, changes=added + updated)
+            ctx.notify(b"zincr" if incr else b"zadd", key)
     if incr:
         return Double(score) if processed else None
     return added + updated if ch else added
@@ -286,7 +306,7 @@ def zrem(ctx: Context, args: Args) -> Reply:
         if not len(z):
             break
     if deleted:
-        removed_from(ctx, key, z, deleted)  # event: zrem
+        removed_from(ctx, key, z, deleted, b"zrem")
     return deleted
 
 
@@ -371,7 +391,8 @@ def zlexcount(ctx: Context, args: Args) -> Reply:
 def _pop(ctx: Context, key: bytes, z: ZSetValue, count: int, highest: bool) -> list[Entry]:
     """Pop up to ``count`` from ``key``'s set (deleting an emptied key); counts each."""
     popped = z.pop(count, highest)
-    removed_from(ctx, key, z, len(popped))  # event: zpopmin / zpopmax
+    removed_from(ctx, key, z, len(popped), b"zpopmax" if highest else b"zpopmin",
+                 notify_first=True)
     return popped
 
 

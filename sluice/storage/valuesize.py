@@ -9,6 +9,8 @@ server and MEMORY USAGE import it; a type without a sizer is measured genericall
 
 from __future__ import annotations
 
+import sys
+
 from .hash_parts import PackedFields
 from .hashes import Hash
 from .lists import ListValue
@@ -20,7 +22,10 @@ from .memsize import (
     sampled_mean,
     value_size,
 )
+from .rawstring import RawString
+from .sets import SetValue
 from .stream import Stream
+from .zsets import ZSetValue
 
 _PEL_ENTRY = 232  # a pending entry: its record, the group's and the consumer's index entries
 _CONSUMER = 360  # a consumer: its record, name, PEL index
@@ -73,7 +78,47 @@ def stream_size(s: Stream) -> int:
     return size
 
 
+def set_size(s: SetValue) -> int:
+    """An intset's array (8 bytes a member), a listpack's list of strings, or a hash
+    table's dict entry, slot and string per member."""
+    size = 96
+    if s.ints is not None:
+        return size + 64 + 8 * len(s.ints)
+    if s.items is not None:
+        items = s.items
+        return size + 56 + int(len(items) * (LIST_SLOT + sampled_mean(iter(items), 3)))
+    ht = s.ht
+    if ht is None or not len(ht.d):
+        return size + 300
+    n = len(ht.d)
+    return size + 300 + int(n * (DICT_ENTRY + LIST_SLOT + sampled_mean(iter(ht.slots), 3)))
+
+
+def zset_size(z: ZSetValue) -> int:
+    """One key string per member (the score's 8 bytes and the member) in the sorted list,
+    and the member -> key dict (plus the hash table's slots for a skiplist)."""
+    zsl = z.zsl
+    n = len(zsl)
+    size = 120
+    if not n:
+        return size + 300
+    key = bytes_size(len(zsl[0]) + len(zsl[-1]) >> 1)
+    member = bytes_size((len(zsl[0]) + len(zsl[-1]) >> 1) - 8)
+    per = LIST_SLOT + key + member + DICT_ENTRY
+    if z.ht is not None:
+        per += LIST_SLOT + 16  # the slot list, the SortedList's index
+    return size + 300 + int(n * per)
+
+
+def raw_string_size(rs: RawString) -> int:
+    """The object and its byte buffer (with the buffer's spare room)."""
+    return 64 + sys.getsizeof(rs.buf)
+
+
 register_sizer(ListValue, list_size)
+register_sizer(SetValue, set_size)
+register_sizer(ZSetValue, zset_size)
+register_sizer(RawString, raw_string_size)
 register_sizer(Hash, hash_size)
 register_sizer(Stream, stream_size)
 

@@ -5,7 +5,8 @@ On each server a RESP2 connection is subscribed to ``__key*__:*`` with every cla
 (``KEA`` plus ``m n o c``, the classes "A" leaves out), and a writer runs each generated command
 on both. After every command the subscriber is pinged: the messages that arrived before the
 PONG are the ones that command fired, compared byte for byte with redis-server's (pmessage,
-pattern, channel, payload), as are the command's replies. Keys come from a small pool in two
+pattern, channel, payload), as are the command's replies (but SPOP's, whose members are
+random). Keys come from a small pool in two
 databases, so types clash, keys are overwritten, renamed, copied and moved, and lists,
 hashes and streams empty out.
 
@@ -314,6 +315,88 @@ class Sequence(RuleBasedStateMachine):
     def xclaim(self, k: str, consumer: str) -> None:
         self.same("XCLAIM", k, "g", consumer, "0", f"{self.next_id}-1", "JUSTID")
         self.same("XAUTOCLAIM", k, "g", consumer, "0", "0", "JUSTID")
+
+
+    # -- sets ---------------------------------------------------------------------------------
+
+    @rule(k=KEYS, m=st.sampled_from(["1", "2", "x"]), cmd=st.sampled_from(["SADD", "SREM"]))
+    def set_members(self, k: str, m: str, cmd: str) -> None:
+        self.same(cmd, k, m, "y")
+
+    @rule(k=KEYS, k2=KEYS, m=st.sampled_from(["1", "x"]))
+    def smove(self, k: str, k2: str, m: str) -> None:
+        self.same("SMOVE", k, k2, m)
+
+    @rule(k=KEYS, count=st.sampled_from([[], ["1"], ["5"]]))
+    def spop(self, k: str, count: list[str]) -> None:
+        ours, theirs = (side.run("SPOP", k, *count) for side in self.pair)
+        assert ours[1] == theirs[1], ("events", "SPOP", ours[1], theirs[1])  # members: random
+
+    @rule(k=KEYS, k2=KEYS, k3=KEYS, cmd=st.sampled_from(["SINTERSTORE", "SUNIONSTORE",
+                                                         "SDIFFSTORE"]))
+    def set_store(self, k: str, k2: str, k3: str, cmd: str) -> None:
+        self.same(cmd, k, k2, k3)
+
+    # -- sorted sets -----------------------------------------------------------------------------
+
+    @rule(k=KEYS, m=st.sampled_from(["p", "q"]), opts=st.sampled_from([[], ["NX"], ["XX"],
+                                                                      ["INCR"]]))
+    def zadd(self, k: str, m: str, opts: list[str]) -> None:
+        self.same("ZADD", k, *opts, "1.5", m)
+
+    @rule(k=KEYS, m=st.sampled_from(["p", "q"]))
+    def zincrby_zrem(self, k: str, m: str) -> None:
+        self.same("ZINCRBY", k, "2", m)
+        self.same("ZREM", k, m)
+
+    @rule(k=KEYS, cmd=st.sampled_from(["ZPOPMIN", "ZPOPMAX"]), count=st.sampled_from([[], ["3"]]))
+    def zpop(self, k: str, cmd: str, count: list[str]) -> None:
+        self.same(cmd, k, *count)
+
+    @rule(k=KEYS, cmd=st.sampled_from([["ZREMRANGEBYRANK", "0", "0"],
+                                       ["ZREMRANGEBYSCORE", "0", "2"],
+                                       ["ZREMRANGEBYLEX", "-", "+"]]))
+    def zremrange(self, k: str, cmd: list[str]) -> None:
+        self.same(cmd[0], k, *cmd[1:])
+
+    @rule(k=KEYS, k2=KEYS, k3=KEYS, cmd=st.sampled_from(["ZUNIONSTORE", "ZINTERSTORE",
+                                                         "ZDIFFSTORE"]))
+    def zstore(self, k: str, k2: str, k3: str, cmd: str) -> None:
+        self.same(cmd, k, "2", k2, k3)
+
+    @rule(k=KEYS, k2=KEYS)
+    def zrangestore(self, k: str, k2: str) -> None:
+        self.same("ZRANGESTORE", k, k2, "0", "-1")
+
+    # -- bitmaps, HyperLogLog, GEO, SORT -----------------------------------------------------
+
+    @rule(k=KEYS, off=st.sampled_from(["0", "7", "100"]), bit=st.sampled_from(["0", "1"]))
+    def setbit(self, k: str, off: str, bit: str) -> None:
+        self.same("SETBIT", k, off, bit)
+
+    @rule(k=KEYS, k2=KEYS, k3=KEYS, op=st.sampled_from(["AND", "OR"]))
+    def bitop(self, k: str, k2: str, k3: str, op: str) -> None:
+        self.same("BITOP", op, k, k2, k3)
+
+    @rule(k=KEYS)
+    def bitfield(self, k: str) -> None:
+        self.same("BITFIELD", k, "SET", "u8", "0", "255", "GET", "u4", "0")
+
+    @rule(k=KEYS, k2=KEYS, e=st.sampled_from(["e1", "e2"]))
+    def hll(self, k: str, k2: str, e: str) -> None:
+        self.same("PFADD", k, e)
+        self.same("PFCOUNT", k)
+        self.same("PFMERGE", k2, k)
+
+    @rule(k=KEYS, k2=KEYS)
+    def geo(self, k: str, k2: str) -> None:
+        self.same("GEOADD", k, "13.361389", "38.115556", "Palermo")
+        self.same("GEOSEARCHSTORE", k2, k, "FROMLONLAT", "15", "37", "BYRADIUS", "200", "km")
+        self.same("GEORADIUS", k, "15", "37", "10", "km", "STORE", k2)
+
+    @rule(k=KEYS, k2=KEYS)
+    def sort_store(self, k: str, k2: str) -> None:
+        self.same("SORT", k, "ALPHA", "STORE", k2)
 
 
 def test_event_sequences_as_redis(servers: tuple[Events, Events]) -> None:
