@@ -8,6 +8,7 @@ PORT   ?= 6379
 PYTEST_ARGS ?=
 IOREDIS := tests/clients/ioredis
 BULLMQ := tests/clients/bullmq
+NODE_REDIS := tests/clients/node-redis
 
 .PHONY: serve test install install-test redis-reference redis-tools lint bench bench-pipeline test-pipeline docker-test clean
 
@@ -30,7 +31,7 @@ $(VENV)/.installed-test: $(VENV)/.installed pyproject.toml
 	touch $@
 
 install-test: $(VENV)/.installed-test redis-tools redis-reference $(IOREDIS)/node_modules/.package-lock.json \
-	$(BULLMQ)/node_modules/.package-lock.json
+	$(BULLMQ)/node_modules/.package-lock.json $(NODE_REDIS)/node_modules/.package-lock.json
 
 # ioredis for tests/integration/test_ioredis.py (npm writes node_modules/.package-lock.json).
 # Without npm the tests skip, or fail under CI=true.
@@ -46,6 +47,13 @@ $(BULLMQ)/node_modules/.package-lock.json: $(BULLMQ)/package-lock.json
 	  (cd $(BULLMQ) && npm ci --no-audit --no-fund --loglevel=error) || \
 	  echo "npm ci failed: the BullMQ test will retry it (skip, or fail under CI=true)"; \
 	else echo "npm not found: the BullMQ test will be skipped (a failure under CI=true)"; fi
+
+# node-redis for tests/integration/test_node_redis.py (its client-side cache), the same way.
+$(NODE_REDIS)/node_modules/.package-lock.json: $(NODE_REDIS)/package-lock.json
+	@if command -v npm >/dev/null 2>&1; then \
+	  (cd $(NODE_REDIS) && npm ci --no-audit --no-fund --loglevel=error) || \
+	  echo "npm ci failed: the node-redis tests will retry it (skip, or fail under CI=true)"; \
+	else echo "npm not found: the node-redis tests will be skipped (a failure under CI=true)"; fi
 
 # The differential tests compare replies with the newest Redis Debian has (experimental's),
 # built once from its source tarball into .cache/ (about 2 minutes on 2 cores).
