@@ -76,7 +76,7 @@ def test_names_and_values(make_server: Factory, protocol: int) -> None:
     assert m["redis_commands_total", (("cmd", "xreadgroup"),)] == 1
     assert m["redis_db_keys", (("db", "db0"),)] == 2
     assert m["redis_db_keys_expiring", (("db", "db0"),)] == 1
-    assert m["redis_memory_used_bytes", ()] > 1_000_000
+    assert m["redis_memory_used_bytes", ()] > 500_000  # INFO used_memory (startup ~0.9 MB)
     assert m["redis_stream_length", (("db", "db0"), ("stream", "orders"))] == 10
     assert m["redis_stream_groups", (("db", "db0"), ("stream", "orders"))] == 2
     assert m["redis_stream_group_messages_pending", g] == 6
