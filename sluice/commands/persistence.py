@@ -13,6 +13,7 @@ from __future__ import annotations
 from sluice.protocol import OK, SimpleString
 from sluice.storage import rdb
 from sluice.storage.hashes import Hash
+from sluice.storage.keyspace import type_name
 from sluice.storage.lists import ListValue
 from sluice.storage.load_limits import loading_with
 
@@ -124,16 +125,18 @@ def restore(ctx: Context, args: Args) -> Reply:
     ttl = args.next_int()
     payload = args.next()
     replace = absttl = False
+    idle = freq = -1
     while args:
         opt = args.next_upper()
         if opt == b"REPLACE":
             replace = True
         elif opt == b"ABSTTL":
             absttl = True
-        elif opt == b"IDLETIME" and args:
-            if args.next_int() < 0:
+        elif opt == b"IDLETIME" and args and freq == -1:  # one or the other: as Redis
+            idle = args.next_int()
+            if idle < 0:
                 raise CommandError(INVALID_IDLETIME)
-        elif opt == b"FREQ" and args:
+        elif opt == b"FREQ" and args and idle == -1:
             freq = args.next_int()
             if not 0 <= freq <= 255:
                 raise CommandError(INVALID_FREQ)
@@ -168,14 +171,28 @@ def restore(ctx: Context, args: Args) -> Reply:
         if replace and db.delete(key):
             ctx.modified(key)
             ctx.rewrite_argv([b"DEL", key])
+            ctx.notify(b"del", key)
         return OK
-    db.set(key, value)
+    # Redis 8.6 takes the old value out quietly and adds the new one ("new"), then fires
+    # "restore", and only after it "overwritten" and "type_changed" (checked on 8.6.3).
+    old = db.peek(key, notify=False) if replace else None
+    if old is not None:
+        db.delete(key)
+    db.add(key, value)
     if when:
         db.set_expire(key, when)
         ctx.rewrite_argv([b"RESTORE", key, b"%d" % when, payload, b"REPLACE", b"ABSTTL"])
     else:
         ctx.rewrite_argv([b"RESTORE", key, b"0", payload, b"REPLACE"])
     ctx.modified(key)
+    word = db.access.restored_word(idle, freq)
+    if word is not None:  # after the write's own LRM update: the given idle time stands
+        db.set_word(key, word)
+    ctx.notify(b"restore", key)
+    if old is not None:
+        ctx.notify(b"overwritten", key)
+        if type_name(old) != type_name(value):
+            ctx.notify(b"type_changed", key)
     return OK
 
 

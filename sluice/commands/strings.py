@@ -213,7 +213,9 @@ def _set_generic(ctx: Context, key: bytes, value: bytes, flags: int, expire: byt
     """Redis's ``setGenericCommand``: ``ok``/``abort`` are the replies without GET."""
     when = _expire_ms(ctx, expire, flags) if expire is not None else None
     db = ctx.db
-    current = db.get(key)
+    # One touch of the key, as Redis's lookupKeyWrite: ``db.set`` does it (GET reads it
+    # once more, as getGenericCommand does).
+    current = db.get(key) if flags & _GET else db.find(key)
     found = current is not None
     if flags & _GET:
         db.note_read(key, found)  # GET reads the key as GET does (Redis's getGenericCommand)

@@ -259,10 +259,11 @@ def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         client.multi.append((cmd, argv))
         client.add_reply(QUEUED)
         return
-    if client.no_touch:  # CLIENT NO-TOUCH: reads leave access times alone, but TOUCH
+    no_touch = client.no_touch
+    if no_touch:  # CLIENT NO-TOUCH: reads leave access times alone, but TOUCH
         server.keyspace.access.set_no_touch(cmd.name != "touch")
     reply = call(server, client, cmd, argv)
-    if client.no_touch:
+    if no_touch:  # (as it was before the command: CLIENT NO-TOUCH OFF turns it off)
         server.keyspace.access.set_no_touch(False)
     if reply is not BLOCKED:
         client.add_reply(reply)

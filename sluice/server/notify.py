@@ -26,7 +26,6 @@ from sluice.commands.keyevents import (
     NOTIFY_OVERWRITTEN,
     NOTIFY_TYPE_CHANGED,
 )
-from sluice.storage.keyspace import Database
 
 if TYPE_CHECKING:
     from .app import Server
@@ -51,11 +50,11 @@ def apply_flags(server: Server, flags: int) -> None:
     server.notify_flags = flags
     access = server.keyspace.access
 
-    def on_event(db: Database, event: bytes, key: bytes) -> None:
-        notify_keyspace_event(server, event, key, db.id)
+    def on_event(db_id: int, event: bytes, key: bytes) -> None:
+        notify_keyspace_event(server, event, key, db_id)
 
-    def on_miss(db: Database, key: bytes) -> None:
-        notify_keyspace_event(server, b"keymiss", key, db.id)
+    def on_miss(db_id: int, key: bytes) -> None:
+        notify_keyspace_event(server, b"keymiss", key, db_id)
 
     own = NOTIFY_NEW | NOTIFY_OVERWRITTEN | NOTIFY_TYPE_CHANGED
     access.on_event = on_event if flags & own else None

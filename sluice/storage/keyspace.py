@@ -226,7 +226,7 @@ class Database:
         if acc.counting:
             acc.misses += 1
             if acc.on_miss is not None:
-                acc.on_miss(self, key)
+                acc.on_miss(self.id, key)
         return None
 
     def peek(self, key: bytes, notify: bool = True) -> Any:
@@ -242,7 +242,7 @@ class Database:
             else:
                 acc.misses += 1
                 if notify and acc.on_miss is not None:
-                    acc.on_miss(self, key)
+                    acc.on_miss(self.id, key)
         return value
 
     def find(self, key: bytes) -> Any:
@@ -261,7 +261,7 @@ class Database:
         else:
             acc.misses += 1
             if acc.on_miss is not None:
-                acc.on_miss(self, key)
+                acc.on_miss(self.id, key)
 
     def get_typed(self, key: bytes, cls: type) -> Any:
         """The value if it is a ``cls``, None if absent; ``WrongTypeError`` otherwise."""
@@ -299,7 +299,7 @@ class Database:
         if type(value) is not bytes:
             self._track_subexpires(key, value)
         if acc.on_event is not None:
-            acc.on_event(self, b"new", key)
+            acc.on_event(self.id, b"new", key)
 
     def set(self, key: bytes, value: Any, keep_ttl: bool = False) -> None:
         """Store a value, replacing any (``setKey``: "overwritten", and "type_changed" for
@@ -315,12 +315,19 @@ class Database:
             self.add(key, value)
             return
         old_kind = self.kinds[slot] >> 8
+        # setKey's lookupKeyWrite touches the key; dbSetValue then keeps its word for the
+        # new value (an overwritten key keeps its LFU counter, as on 8.6.3).
+        acc = self.access
+        if acc.mode == TOUCH_LRU:
+            self.meta[slot] = acc.lru_clock
+        elif acc.mode == TOUCH_LFU:
+            self.meta[slot] = acc.lfu_touch(self.meta[slot])
         self._store(slot, key, value, keep_ttl)
-        on_event = self.access.on_event
+        on_event = acc.on_event
         if on_event is not None:
-            on_event(self, b"overwritten", key)
+            on_event(self.id, b"overwritten", key)
             if self.kinds[slot] >> 8 != old_kind:
-                on_event(self, b"type_changed", key)
+                on_event(self.id, b"type_changed", key)
 
     def replace(self, key: bytes, value: Any) -> None:
         """A new value for a key, its TTL kept, no event (``dbReplaceValue``); INCR,
@@ -332,8 +339,7 @@ class Database:
             self._store(slot, key, value, True)
 
     def _store(self, slot: int, key: bytes, value: Any, keep_ttl: bool) -> None:
-        self.data[key] = value
-        self.meta[slot] = self.access.initial()  # a new object, as Redis's value is
+        self.data[key] = value  # the access word stays: dbSetValue copies old->lru
         if not keep_ttl and self.expires and self.expires.pop(key, None) is not None:
             self.used -= EXPIRE_OVERHEAD
             self.access.used -= EXPIRE_OVERHEAD

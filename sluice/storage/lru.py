@@ -22,10 +22,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .keyspace import Database
 
 LRU_CLOCK_MAX = (1 << 24) - 1  # robj.lru has 24 bits
 LFU_INIT_VAL = 5  # a new key's counter, so that it is not evicted before it gets a chance
@@ -57,10 +53,12 @@ class Access:
         self.counting = False
         self.hits = 0
         self.misses = 0
-        # A counted lookup that found nothing (the "keymiss" event), when someone listens.
-        self.on_miss: Callable[[Database, bytes], None] | None = None
-        # "new", "overwritten", "type_changed" events from the keyspace, when someone listens.
-        self.on_event: Callable[[Database, bytes, bytes], None] | None = None
+        # A counted lookup that found nothing (the "keymiss" event), when someone listens:
+        # called with the database's number and the key.
+        self.on_miss: Callable[[int, bytes], None] | None = None
+        # "new", "overwritten", "type_changed" events from the keyspace, when someone listens:
+        # (database number, event, key).
+        self.on_event: Callable[[int, bytes, bytes], None] | None = None
         self.no_touch = False  # the running command's client has CLIENT NO-TOUCH on
         self.used = 0  # estimated bytes of every database's keys (each keeps its own share)
 
@@ -92,6 +90,18 @@ class Access:
         if self.lfu:
             return (self.lfu_minutes << 8) | LFU_INIT_VAL
         return self.lru_clock
+
+    def restored_word(self, idle_s: int, freq: int) -> int | None:
+        """RESTORE's IDLETIME / FREQ as a word for the running policy, None when the option
+        given does not apply to it (``objectSetLRUOrLFU``): FREQ under LFU, IDLETIME under
+        the others; an idle time longer than the clock wraps, as Redis's does."""
+        if self.lfu:
+            return None if freq < 0 else (self.lfu_minutes << 8) | freq
+        if idle_s < 0:
+            return None
+        word = self.lru_clock - idle_s
+        # (Redis adds LRU_CLOCK_MAX once, and the 24-bit field keeps the low bits)
+        return (word + LRU_CLOCK_MAX) & LRU_CLOCK_MAX if word < 0 else word
 
     def lfu_decr(self, word: int) -> int:
         """The counter after the decay due since its time (``LFUDecrAndReturn``)."""
