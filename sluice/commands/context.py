@@ -143,6 +143,10 @@ class Settings(Protocol):
     @property
     def maxmemory(self) -> int: ...  # bytes (0: no limit)
     @property
+    def lazyfree_lazy_user_del(self) -> bool: ...  # DEL frees as UNLINK does
+    @property
+    def lazyfree_lazy_user_flush(self) -> bool: ...  # FLUSHALL/FLUSHDB default to ASYNC
+    @property
     def maxmemory_policy(self) -> str: ...  # noeviction, allkeys-lru ... (evict.POLICIES)
     @property
     def key_memory_histograms(self) -> bool: ...  # INFO keysizes shows allocation sizes too

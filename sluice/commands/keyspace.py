@@ -24,6 +24,7 @@ import re
 from sluice.protocol import OK, SimpleString, string2ll
 from sluice.storage.glob import compile_pattern
 from sluice.storage.keyspace import Database, type_name
+from sluice.storage.lazyfree import freed_lazily
 
 from .args import Args, parse_int
 from .context import Command, Context, Reply
@@ -99,10 +100,28 @@ def parse_cursor(raw: bytes) -> int:
 
 
 def del_(ctx: Context, args: Args) -> Reply:
+    if ctx.server.config.lazyfree_lazy_user_del:
+        return unlink(ctx, args)
     db = ctx.db
     removed = 0
     for key in args.rest():
         if db.delete(key):
+            ctx.modified(key)
+            ctx.notify(b"del", key)
+            removed += 1
+    return removed
+
+
+def unlink(ctx: Context, args: Args) -> Reply:
+    """DEL, counting in INFO lazyfreed_objects each value Redis would free in the
+    background (Sluice frees it at once either way)."""
+    db = ctx.db
+    removed = 0
+    for key in args.rest():
+        value = db.find(key)
+        if value is not None and db.delete(key):
+            if freed_lazily(value):
+                ctx.server.stats["lazyfreed_objects"] += 1
             ctx.modified(key)
             ctx.notify(b"del", key)
             removed += 1
@@ -345,7 +364,7 @@ COMMANDS: tuple[Command, ...] = (
         "remove holds a value other than a string, the individual complexity for this key is "
         "O(M) where M is the number of elements in the list, set, sorted set or hash. Removing "
         "a single key that holds a string value is O(1).", syntax="key [key ...]"),
-    cmd("unlink",     -2,  WRITE | FAST,            A.KEYSPACE, key_at(1, RM | DELETE, last=-1), del_,
+    cmd("unlink",     -2,  WRITE | FAST,            A.KEYSPACE, key_at(1, RM | DELETE, last=-1), unlink,
         "Deletes one or more keys; memory is reclaimed without blocking the server.",
         since="4.0.0", tips=_MULTI_SHARD_SUM,
         complexity="O(1) for each key removed regardless of its size. Then the command does "

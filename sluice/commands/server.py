@@ -19,25 +19,37 @@ from .errors import SYNTAX, CommandError
 from .spec import FAST, LOADING, READONLY, STALE, WRITE, A, cmd
 
 
-def _flush_mode(args: Args) -> None:
+def _flush_mode(ctx: Context, args: Args) -> bool:
+    """Whether Redis would free the flushed keys in the background (and count them in INFO
+    lazyfreed_objects): ASYNC (or lazyfree-lazy-user-flush), or a SYNC one that Redis 7.4+
+    runs as a blocking ASYNC, which it does for a client that may block (not in MULTI)."""
+    mode = b""
     if args:
         mode = args.next_upper()
         if mode not in (b"ASYNC", b"SYNC") or args:
             raise CommandError(SYNTAX)
+    if mode == b"ASYNC" or (not mode and ctx.server.config.lazyfree_lazy_user_flush):
+        return True
+    return not ctx.in_exec
 
 
 def flushdb(ctx: Context, args: Args) -> Reply:
-    _flush_mode(args)
-    ctx.server.flush_db(ctx.db)
+    lazy = _flush_mode(ctx, args)
+    removed = ctx.server.flush_db(ctx.db)
+    if lazy:
+        ctx.server.stats["lazyfreed_objects"] += removed
     _always_logged(ctx)
     return OK
 
 
 def flushall(ctx: Context, args: Args) -> Reply:
-    _flush_mode(args)
+    lazy = _flush_mode(ctx, args)
     server = ctx.server
+    removed = 0
     for db in server.keyspace.dbs:
-        server.flush_db(db)
+        removed += server.flush_db(db)
+    if lazy:
+        server.stats["lazyfreed_objects"] += removed
     if server.persistence is not None:
         server.persistence.after_flushall()
     _always_logged(ctx)

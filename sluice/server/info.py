@@ -177,7 +177,7 @@ def _memory(s: Server) -> dict[str, Any]:
         "mem_overhead_db_hashtable_rehashing": 0,  # Python's dicts resize all at once
         "active_defrag_running": 0,
         "lazyfree_pending_objects": 0,
-        "lazyfreed_objects": s.stats["lazyfreed_objects"],
+        "lazyfreed_objects": s.stats["lazyfreed_objects"],  # what Redis frees in background
     }
 
 

@@ -213,3 +213,37 @@ def test_memory_usage_order_of_magnitude(servers: tuple[ThreadedServer, ProcessS
         for r in clients:
             r.flushall()
             r.close()
+
+
+def test_lazyfreed_objects_as_redis(raw: tuple[RawClient, RawClient]) -> None:
+    """INFO lazyfreed_objects counts what Redis frees in its background thread: the keys of
+    a FLUSHALL/FLUSHDB (ASYNC, or SYNC outside MULTI, which 7.4+ runs as a blocking ASYNC),
+    and values over 64 allocations deleted by UNLINK (or DEL with lazyfree-lazy-user-del)."""
+    big_set = ["SADD", "big", *(f"member:{i}" for i in range(200))]  # a hashtable: 200
+    small_list = ["RPUSH", "small", *(str(i) for i in range(200))]  # one listpack: 1
+    steps: list[tuple[int, list[list[str]]]] = [  # (objects freed in the background, commands)
+        (2, [["MSET", "a", "1", "b", "2"], ["FLUSHALL"]]),
+        (2, [["MSET", "a", "1", "b", "2"], ["FLUSHDB", "SYNC"]]),
+        (0, [["MSET", "a", "1", "b", "2"], ["MULTI"], ["FLUSHALL"], ["EXEC"]]),
+        (2, [["MSET", "a", "1", "b", "2"], ["MULTI"], ["FLUSHDB", "ASYNC"], ["EXEC"]]),
+        (1, [big_set, small_list, ["UNLINK", "big", "small", "nope"]]),
+        (0, [big_set, ["DEL", "big"]]),
+        (1, [["CONFIG", "SET", "lazyfree-lazy-user-del", "yes"], big_set, ["DEL", "big"],
+             ["CONFIG", "SET", "lazyfree-lazy-user-del", "no"]]),
+        (0, [["XADD", "s", "1-1", "f", "v"], ["XGROUP", "CREATE", "s", "g", "0"],
+             ["UNLINK", "s"]]),
+    ]
+
+    def lazyfreed(c: RawClient) -> int:
+        return int(c.call("INFO", "memory").split(b"lazyfreed_objects:")[1].split(b"\r")[0])
+
+    for want, step in steps:
+        for c in raw:
+            c.call("CONFIG", "RESETSTAT")
+        for command in step:
+            _both(raw, *command)
+        # (Redis counts a true ASYNC free when its thread is done)
+        wait_until(lambda want=want: lazyfreed(raw[1]) == want, what=f"Redis: {step}")
+        assert lazyfreed(raw[0]) == want, step
+        for c in raw:
+            c.call("FLUSHALL", "SYNC")
