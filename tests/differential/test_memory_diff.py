@@ -247,3 +247,34 @@ def test_lazyfreed_objects_as_redis(raw: tuple[RawClient, RawClient]) -> None:
         assert lazyfreed(raw[0]) == want, step
         for c in raw:
             c.call("FLUSHALL", "SYNC")
+
+
+def test_blocked_clients_under_eviction_as_redis(
+        servers: tuple[ThreadedServer, ProcessServer], raw: tuple[RawClient, RawClient]) -> None:
+    """Every key evicted (allkeys-random, maxmemory 1) while clients block on them: the
+    XREADGROUP on the evicted stream is woken with NOGROUP, BLPOP and XREAD keep waiting
+    (XREAD is served by the next XADD), and the write that could not fit gets -OOM."""
+    got = []
+    for server, c in zip(servers, raw, strict=True):
+        c.call("XGROUP", "CREATE", "st", "g", "$", "MKSTREAM")
+        c.call("RPUSH", "other", "x")
+        blocked = [RawClient(server.port) for _ in range(3)]
+        blocked[0].send("XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "st", ">")
+        blocked[1].send("BLPOP", "lst", "0")
+        blocked[2].send("XREAD", "BLOCK", "0", "STREAMS", "st", "$")
+        r = redis.Redis(port=server.port)
+        wait_until(lambda r=r: r.info("clients")["blocked_clients"] == 3, what="3 blocked")
+        c.call("CONFIG", "SET", "maxmemory-policy", "allkeys-random", "maxmemory", "1")
+        out = [c.call("SET", "k", "v")]
+        c.call("CONFIG", "SET", "maxmemory", "0")
+        out += [c.call("DBSIZE"), blocked[0].read_reply()]
+        wait_until(lambda r=r: r.info("clients")["blocked_clients"] == 2, what="2 blocked")
+        c.call("XADD", "st", "1-1", "f", "v")
+        out.append(blocked[2].read_reply())
+        wait_until(lambda r=r: r.info("clients")["blocked_clients"] == 1, what="BLPOP left")
+        got.append(out)
+        for b in blocked:
+            b.close()
+        r.close()
+    assert got[0] == got[1]
+    assert got[0][0].startswith(b"-OOM") and got[0][2].startswith(b"-NOGROUP")
