@@ -381,6 +381,7 @@ def _histogram(counts: list[int]) -> str:
 def _keysizes(s: Server) -> dict[str, Any]:
     out: dict[str, Any] = {}
     memory = s.config.key_memory_histograms
+    s.keyspace.settle()
     for db in s.keyspace.dbs:
         if not len(db):
             continue

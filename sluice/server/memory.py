@@ -117,6 +117,7 @@ class Memory:
     def refresh(self) -> int:
         """Measure the buffers again; returns ``used_memory`` (and keeps the peak)."""
         server = self.server
+        server.keyspace.settle()  # the collections' writes not measured yet
         clients = 0
         for c in server.clients.values():
             clients += client_memory(c)
@@ -140,6 +141,7 @@ class Memory:
     def used(self) -> int:
         """``used_memory`` with the buffers as last measured."""
         server = self.server
+        server.keyspace.settle()
         return (STARTUP + server.keyspace.access.used + server.pubsub.mem + self.clients_mem
                 + self.aof_mem + self.other_mem)
 

@@ -56,12 +56,16 @@ from .lru import TOUCH_LFU, TOUCH_LRU, Access
 from .memsize import (
     EXPIRE_OVERHEAD,
     KEY_OVERHEAD,
-    kind_of,
+    KIND_OTHER,
+    KINDS,
+    SIZERS,
     length_of,
     register_kind,
     value_size,
 )
 from .strings import rekeyed_encoding, string_encoding
+
+_HOT_EVERY = 8  # Database.written measures a collection written repeatedly once in this many
 
 
 class WrongTypeError(Exception):
@@ -163,7 +167,7 @@ class Database:
 
     __slots__ = ("id", "data", "expires", "clock", "on_expire", "_heap", "slots", "keys_at",
                  "meta", "sizes", "kinds", "free", "used", "keysizes", "epoch", "_remap",
-                 "access", "overrides", "subexpires")
+                 "access", "overrides", "subexpires", "_hot", "_hot_skips")
 
     def __init__(self, db_id: int, clock: Clock, on_expire: ExpireHook | None = None,
                  access: Access | None = None) -> None:
@@ -179,6 +183,11 @@ class Database:
         # (soonest field deadline, key) of hashes with field TTLs, maybe stale (hashes.py)
         self.subexpires: list[tuple[int, bytes]] = []
         self.epoch = 0  # SCAN cursor epoch: bumped by each compaction of the slots
+        # The collection written last, and how many of its writes since were not measured
+        # (``written``): a stream fed by XADD is measured every _HOT_EVERY writes, not at
+        # each; ``settle`` measures it before anyone reads the sizes.
+        self._hot: bytes | None = None
+        self._hot_skips = 0
         self._reset_slots()
 
     def _reset_slots(self) -> None:
@@ -354,9 +363,13 @@ class Database:
         if type(value) is bytes:
             size = KEY_OVERHEAD + _bytes_size(len(key)) + _bytes_size(len(value))
             kb = len(value).bit_length()  # kind 0: a string, binned by its length
-        else:
-            size = KEY_OVERHEAD + _bytes_size(len(key)) + value_size(value)
-            kb = kind_of(value) << 8 | length_of(value).bit_length()
+        else:  # (every write of a collection comes here: no call that can be spared)
+            cls = type(value)
+            sizer = SIZERS.get(cls)
+            size = KEY_OVERHEAD + _bytes_size(len(key)) + (
+                sizer(value) if sizer is not None else value_size(value))
+            kind = KINDS.get(cls, KIND_OTHER)
+            kb = kind << 8 | (len(value) if kind != KIND_OTHER else length_of(value)).bit_length()
         sizes = self.sizes
         delta = size - sizes[slot]
         self.used += delta
@@ -373,7 +386,12 @@ class Database:
 
     def written(self, key: bytes, lrm: bool) -> None:
         """After a command changed ``key``'s value in place: measure it again, and with an
-        LRM policy set its clock (``keyModified``'s ``updateLRM``)."""
+        LRM policy set its clock (``keyModified``'s ``updateLRM``). A collection written
+        again and again is measured every ``_HOT_EVERY`` writes (measuring costs more than
+        an XADD's own work); ``settle`` catches up before the sizes are read."""
+        if not lrm and key == self._hot and self._hot_skips < _HOT_EVERY:
+            self._hot_skips += 1
+            return
         slot = self.slots.get(key)
         if slot is None:
             return
@@ -381,7 +399,22 @@ class Database:
             self.meta[slot] = self.access.lru_clock
         value = self.data[key]
         if type(value) is not bytes:
+            if self._hot_skips and key != self._hot:
+                self.settle()
+            self._hot = key
+            self._hot_skips = 0
             self._measure(slot, key, value)
+
+    def settle(self) -> None:
+        """Measure the writes ``written`` left unmeasured: before ``used``, the sizes or the
+        keysizes histograms are read (INFO, MEMORY, the eviction check's refresh)."""
+        if self._hot_skips:
+            self._hot_skips = 0
+            key = self._hot
+            slot = None if key is None else self.slots.get(key)
+            if slot is not None:
+                assert key is not None
+                self._measure(slot, key, self.data[key])
 
     def _track_subexpires(self, key: bytes, value: Any) -> None:
         """A value stored under ``key`` with expiring parts (a hash with field TTLs: its
@@ -424,6 +457,9 @@ class Database:
 
     def _remove(self, key: bytes) -> None:
         del self.data[key]
+        if key == self._hot:
+            self._hot = None
+            self._hot_skips = 0
         if self.expires and self.expires.pop(key, None) is not None:
             self.used -= EXPIRE_OVERHEAD
             self.access.used -= EXPIRE_OVERHEAD
@@ -458,6 +494,8 @@ class Database:
 
     def flush(self) -> int:
         n = len(self.data)
+        self._hot = None
+        self._hot_skips = 0
         self.access.used -= self.used
         self.data = {}
         self.expires = {}
@@ -470,6 +508,9 @@ class Database:
 
     def swap_contents(self, other: Database) -> None:
         """SWAPDB: exchange keys, TTLs and metadata with ``other``; ids stay where they are."""
+        self.settle()
+        other.settle()
+        self._hot = other._hot = None
         for name in ("data", "expires", "_heap", "slots", "keys_at", "meta", "sizes", "kinds",
                      "free", "used", "keysizes", "epoch", "_remap", "overrides",
                      "subexpires"):
@@ -567,6 +608,7 @@ class Database:
 
     def key_size(self, key: bytes) -> int:
         """The estimated bytes of a live key, its TTL included."""
+        self.settle()
         size = self.sizes[self.slots[key]]
         return size + EXPIRE_OVERHEAD if key in self.expires else size
 
@@ -693,7 +735,14 @@ class Keyspace:
 
     def used(self) -> int:
         """The estimated bytes of every database's keys and values."""
+        self.settle()
         return sum(db.used for db in self.dbs)
+
+    def settle(self) -> None:
+        """Every database's unmeasured writes measured (``Database.settle``)."""
+        for db in self.dbs:
+            if db._hot_skips:
+                db.settle()
 
     def recount(self) -> None:
         for db in self.dbs:

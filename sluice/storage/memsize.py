@@ -54,6 +54,7 @@ def key_size(key: bytes, value: Any) -> int:
 
 Sizer = Callable[[Any], int]
 _SIZERS: dict[type, Sizer] = {}
+SIZERS = _SIZERS  # read by the keyspace's per-write measure without a call in between
 
 
 def register_sizer(cls: type, sizer: Sizer) -> None:
@@ -105,6 +106,7 @@ KIND_STRING, KIND_LIST, KIND_SET, KIND_ZSET, KIND_HASH, KIND_STREAM, KIND_OTHER 
 _KIND_BY_NAME = {b"string": KIND_STRING, b"list": KIND_LIST, b"set": KIND_SET,
                  b"zset": KIND_ZSET, b"hash": KIND_HASH, b"stream": KIND_STREAM}
 _KINDS: dict[type, int] = {bytes: KIND_STRING}
+KINDS = _KINDS  # (as SIZERS)
 
 
 def register_kind(cls: type, type_name: bytes) -> None:

@@ -67,14 +67,16 @@ def stream_size(s: Stream) -> int:
     mean payload taken from the first and last nodes, consumer groups and their PELs."""
     nodes = s._nodes
     size = 400  # the Stream, its IDMP state, the node lists
-    if nodes:
-        sample = nodes[0], nodes[-1]
-        payload = sum(n.lp_bytes for n in sample) / max(1, sum(len(n) for n in sample))
+    if nodes:  # (run at every XADD: plain arithmetic, no generator)
+        first = nodes[0]
+        last = nodes[-1]
+        payload = (first.lp_bytes + last.lp_bytes) / (len(first.data) + len(last.data) or 1)
         # live entries, and the tombstones the sampled nodes suggest the others hold
-        entries = s.length + len(nodes) * (sample[0].deleted + sample[1].deleted) / 2
+        entries = s.length + len(nodes) * (first.deleted + last.deleted) / 2
         size += len(nodes) * 480 + int(entries * (16 + LIST_SLOT + 33 + payload))
-    for group in s.groups.values():
-        size += _GROUP + len(group.pel) * _PEL_ENTRY + len(group.consumers) * _CONSUMER
+    if s.groups:
+        for group in s.groups.values():
+            size += _GROUP + len(group.pel) * _PEL_ENTRY + len(group.consumers) * _CONSUMER
     return size
 
 
