@@ -209,6 +209,7 @@ class Tracking(Protocol[C_contra]):
                prefixes: list[bytes]) -> None: ...  # CLIENT TRACKING ON (options checked)
     def disable(self, client: C_contra) -> None: ...  # CLIENT TRACKING OFF, RESET
     def info_fields(self) -> dict[str, int]: ...  # INFO tracking_total_keys/items/prefixes
+    def invalidate_all(self) -> None: ...  # FLUSHALL / FLUSHDB: a null to every tracker
 
 
 class Memory(Protocol):
@@ -464,10 +465,13 @@ class ServerFacade(Protocol[C]):
     def tracking(self) -> Tracking[C]: ...  # CLIENT TRACKING
     @property
     def memory(self) -> Memory: ...  # used_memory, maxmemory eviction
+    @property
+    def pre_command_oom(self) -> bool: ...  # over maxmemory, nothing evictable, at the command
 
     def key_modified(self, db: Database, key: bytes, ready: bool = True,
                      changes: int = 1) -> None: ...  # ``ctx.modified`` for another db
-    def flush_db(self, db: Database) -> int: ...  # FLUSHDB one database; keys removed
+    def flush_db(self, db: Database,
+                 invalidate: bool = True) -> int: ...  # FLUSHDB one db; keys removed
     def swap_db(self, db1: Database, db2: Database) -> None: ...  # SWAPDB
     def watch(self, client: C, key: bytes) -> None: ...  # WATCH a key of client's db
     def unwatch_all(self, client: C) -> None: ...  # forget the client's WATCHes

@@ -22,7 +22,8 @@ from .spec import FAST, LOADING, READONLY, STALE, WRITE, A, cmd
 def _flush_mode(ctx: Context, args: Args) -> bool:
     """Whether Redis would free the flushed keys in the background (and count them in INFO
     lazyfreed_objects): ASYNC (or lazyfree-lazy-user-flush), or a SYNC one that Redis 7.4+
-    runs as a blocking ASYNC, which it does for a client that may block (not in MULTI)."""
+    runs as a blocking ASYNC, which it does for a client that may block (not in MULTI or a
+    script)."""
     mode = b""
     if args:
         mode = args.next_upper()
@@ -30,7 +31,7 @@ def _flush_mode(ctx: Context, args: Args) -> bool:
             raise CommandError(SYNTAX)
     if mode == b"ASYNC" or (not mode and ctx.server.config.lazyfree_lazy_user_flush):
         return True
-    return not ctx.in_exec
+    return not ctx.in_exec and not ctx.is_script  # (a script's client may not block either)
 
 
 def flushdb(ctx: Context, args: Args) -> Reply:
@@ -47,7 +48,8 @@ def flushall(ctx: Context, args: Args) -> Reply:
     server = ctx.server
     removed = 0
     for db in server.keyspace.dbs:
-        removed += server.flush_db(db)
+        removed += server.flush_db(db, invalidate=False)
+    server.tracking.invalidate_all()  # one null for all the databases (signalFlushedDb(-1))
     if lazy:
         server.stats["lazyfreed_objects"] += removed
     if server.persistence is not None:

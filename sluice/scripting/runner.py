@@ -47,7 +47,7 @@ _LOG_LEVELS = {"debug": 0, "verbose": 1, "notice": 2, "warning": 3, "nothing": 4
 _PY_LEVELS = (logging.DEBUG, logging.INFO, logging.INFO, logging.WARNING)
 # Flags of a command that redis.call must look at before running it (scriptCall's checks).
 _WRITES = F.WRITE | F.MAY_REPLICATE
-_CHECKED = F.NOSCRIPT | _WRITES
+_CHECKED = F.NOSCRIPT | _WRITES | F.DENYOOM
 
 
 class ScriptServer(Protocol):
@@ -154,6 +154,12 @@ class Scripting:
                 disk_error = run.server.disk_error
                 if disk_error is not None:
                     self._rejected(run, cmd, disk_error.encode())
+            # scriptVerifyOOM: over maxmemory when the script began (nothing evictable),
+            # its first write may not be one that grows the data set, unless allow-oom
+            if (flags & F.DENYOOM and not run.write_dirty and not run.allow_oom
+                    and run.server.pre_command_oom and run.server.config.maxmemory):
+                self._rejected(run, cmd, errors.OOM.encode())
+            if flags & F.WRITE:
                 run.write_dirty = True
         elif run.server.acl is not None:
             self._check_acl(run, cmd, argv)

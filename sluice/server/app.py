@@ -89,6 +89,7 @@ class Server:
         self.keyspace = Keyspace(self.config.databases, clock, self._on_expire)
         # Keyspace notifications (notify.py): the classes on, tested before any work.
         self.notify_flags = 0
+        self.pre_command_oom = False  # over maxmemory with nothing to evict, before the command
         # The client whose command is running on the full path (process_command, re-runs,
         # EXEC), None otherwise: pushes to it wait for its reply (Redis's current_client).
         self.current_client: Client | None = None
@@ -101,6 +102,7 @@ class Server:
         self.watched_keys: dict[tuple[int, bytes], list[WatchedKey]] = {}
         self.monitors: list[Client] = []
         self.pubsub = PubSub()
+        self.pubsub.current = lambda: self.current_client
         self.dirty = 0  # changes since the last save (and the AOF trigger)
         self.aof: AppendOnlyFile | None = None  # feed(db, argvs), begin_multi, end_multi
         self.persistence: Persistence | None = None  # loading, RDB, cron, shutdown
@@ -491,11 +493,13 @@ class Server:
                     notify_keyspace_event(self, b"del", key, db.id)
             self.key_modified(db, key, changes=0)
 
-    def flush_db(self, db: Database) -> int:
-        """FLUSHDB: touch watched keys that existed, wake blocked clients, clear the db."""
+    def flush_db(self, db: Database, invalidate: bool = True) -> int:
+        """FLUSHDB: touch watched keys that existed, wake blocked clients, clear the db.
+        ``invalidate``: tell tracking clients (FLUSHALL does it once for all databases)."""
         if self.watched_keys:
             self.touch_all_watched_keys_in_db(db, None)
-        self.tracking.invalidate_all()  # Redis's signalFlushedDb: a null to every tracker
+        if invalidate:
+            self.tracking.invalidate_all()  # Redis's signalFlushedDb: a null to every tracker
         self.blocking.signal_all_in_db(db)
         n = db.flush()
         self.dirty += n  # Redis counts the keys removed (an empty database: none)

@@ -84,6 +84,11 @@ _NOT_PLAIN = F.PROTECTED | F.NO_AUTH | F.PUBSUB | F.ADMIN | F.NO_MULTI
 _NO_COMMANDS: dict[bytes, Command] = {}
 
 
+# Read-only script runners: the keys their scripts read are tracked, not the keys they name
+# (Redis's call(): "for read-only scripts, don't process the script, only the commands").
+_RO_SCRIPTS = frozenset(("eval_ro", "evalsha_ro", "fcall_ro"))
+
+
 def _checks_pass(server: Server, client: Client) -> bool:
     """Would ``process_command``'s checks pass for any plain command this client sends?
     Only a command that is not plain (or another client's) can change the answer."""
@@ -117,9 +122,12 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
     for argv in batch:
         ran += 1
         cmd = plain.get(argv[0])
-        if (evicting and cmd is not None and memory.over()
-                and memory.perform_evictions() == EVICT_FAIL and cmd.flags & F.DENYOOM):
-            cmd = None  # over maxmemory with nothing to evict: the full path says -OOM
+        if evicting and cmd is not None and (cmd.get_flags is not None or (
+                memory.over() and memory.perform_evictions() == EVICT_FAIL
+                and cmd.flags & F.DENYOOM)):
+            # over maxmemory with nothing to evict: the full path says -OOM (and scripts,
+            # whose own flags say whether they may run, always take it then)
+            cmd = None
         if cmd is not None and server.disk_error is None and (
                 len(argv) == cmd.arity or 0 > cmd.arity >= -len(argv)):
             # ``call``, with one clock reading per command: a command's time runs from the
@@ -230,7 +238,7 @@ def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
             return
     flags = cmd.flags
     if cmd.get_flags is not None and (server.script_busy or server.disk_error is not None
-                                      or server.pause.mode):
+                                      or server.pause.mode or server.config.maxmemory):
         flags = cmd.get_flags(client, argv, flags)  # EVAL*/FCALL*: the script's own flags
     if server.script_busy and not flags & F.ALLOW_BUSY:
         busy = server.scripting.busy_error()
@@ -239,7 +247,7 @@ def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
             # BUSY, through reject() so an EXEC is aborted with it (EXECABORT ... BUSY)
             reject(server, client, CommandError(busy), cmd)
             return
-    if server.config.maxmemory and _out_of_memory(server, client, cmd, argv):
+    if server.config.maxmemory and _out_of_memory(server, client, cmd, argv, flags):
         reject(server, client, CommandError(OOM), cmd)
         return
     if server.disk_error is not None and (flags & F.WRITE or cmd.name == "ping"):
@@ -283,12 +291,14 @@ def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
         server.blocking.handle_clients_blocked_on_keys()
 
 
-def _out_of_memory(server: Server, client: Client, cmd: Command, argv: list[bytes]) -> bool:
+def _out_of_memory(server: Server, client: Client, cmd: Command, argv: list[bytes],
+                   flags: int) -> bool:
     """Over maxmemory with nothing left to evict, for a command that may grow the dataset
     (flagged denyoom, or EXEC of a transaction holding one): Redis's processCommand. The
     command's arguments count: the client holds them (Redis's argv_len_sum)."""
     memory = server.memory
     extra = sum(map(len, argv)) if len(argv) < 64 else sum(map(len, argv[:64])) * len(argv) // 64
+    server.pre_command_oom = False  # what a script's first write is judged by (scriptVerifyOOM)
     if not memory.over(extra):
         return False
     oom = memory.perform_evictions(extra) == EVICT_FAIL
@@ -296,7 +306,8 @@ def _out_of_memory(server: Server, client: Client, cmd: Command, argv: list[byte
         server.tracking.flush_pending(client)
     if not oom:
         return False
-    if cmd.flags & F.DENYOOM:
+    server.pre_command_oom = True
+    if flags & F.DENYOOM:  # (a script's declared flags decide for EVAL and FCALL)
         return True
     return cmd.name == "exec" and any(c.flags & F.DENYOOM for c, _ in client.multi or ())
 
@@ -363,7 +374,7 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
     except Exception as e:  # noqa: BLE001 - a bug must never take the server down
         reply = handler_error(server, cmd, e)
     duration = (_perf_ns() - start) // 1000
-    if server.tracking.count and cmd.flags & F.READONLY:
+    if server.tracking.count and cmd.flags & F.READONLY and cmd.name not in _RO_SCRIPTS:
         # The keys read are the tracking client's to be told about: the client that sent
         # the command, or the transaction or script it runs (Redis's current_client).
         tracker = server.current_client

@@ -44,7 +44,7 @@ SUBSCRIBER = 2 * DICT_ENTRY
 
 
 class PubSub:
-    __slots__ = ("channels", "patterns", "shard_channels", "_matchers", "mem")
+    __slots__ = ("channels", "patterns", "shard_channels", "_matchers", "mem", "current")
 
     def __init__(self) -> None:
         self.channels: dict[bytes, Subscribers] = {}
@@ -52,6 +52,9 @@ class PubSub:
         self.shard_channels: dict[bytes, Subscribers] = {}
         self._matchers: dict[bytes, Callable[[bytes], bool]] = {}  # pattern -> its matcher
         self.mem = 0  # estimated bytes of every subscription
+        # The client whose command runs now (the server's current_client): a script's
+        # PUBLISH publishes for the client that called the script.
+        self.current: Callable[[], Client | None] | None = None
 
     # -- subscribing ---------------------------------------------------------------------------
 
@@ -130,6 +133,8 @@ class PubSub:
         7.2+; 7.0 put it before PUBLISH's reply, or in the middle of EXEC's)."""
         frames = _Frames()
         receivers = 0
+        if publisher is not None and publisher.is_script and self.current is not None:
+            publisher = self.current()  # after EVAL's reply, as Redis 7.2+ (its caller's)
         subscribers = (self.shard_channels if shard else self.channels).get(channel)
         if subscribers:
             kind = b"smessage" if shard else b"message"

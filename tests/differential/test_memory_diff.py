@@ -278,3 +278,32 @@ def test_blocked_clients_under_eviction_as_redis(
         r.close()
     assert got[0] == got[1]
     assert got[0][0].startswith(b"-OOM") and got[0][2].startswith(b"-NOGROUP")
+
+
+def test_scripts_out_of_memory_as_redis(raw: tuple[RawClient, RawClient]) -> None:
+    """Over maxmemory with nothing to evict: a script without flags fails at its first
+    write that could grow the data set (not after another write made it dirty), a script
+    declaring flags is refused up front unless no-writes or allow-oom (scriptVerifyOOM,
+    scriptFlagsToCmdFlags); the same inside MULTI."""
+    scripts = [
+        ["EVAL", "return redis.call('set','k','v')", "0"],
+        ["EVAL", "return redis.pcall('set','k','v')", "0"],
+        ["EVAL", "return redis.call('get','k')", "0"],
+        ["EVAL", "redis.call('set','k2','v2'); return redis.call('set','k','v')", "0"],
+        ["EVAL", "redis.call('del','k'); return redis.call('set','k','v')", "0"],
+        ["EVAL", "#!lua\nreturn redis.call('get','k')", "0"],
+        ["EVAL", "#!lua flags=no-writes\nreturn redis.call('get','k')", "0"],
+        ["EVAL", "#!lua flags=allow-oom\nreturn redis.call('set','k','v')", "0"],
+        ["EVAL_RO", "return redis.call('get','k')", "0"],
+        ["FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('w', function(k) "
+         "return redis.call('set', k[1], 'x') end)"],
+        ["FCALL", "w", "1", "k"],
+        ["MULTI"], ["EVAL", "return redis.call('set','k','v')", "0"], ["EXEC"],
+        ["MULTI"], ["EVAL", "#!lua\nreturn 1", "0"], ["EXEC"],
+    ]
+    _both(raw, "SET", "k", "v0")
+    _both(raw, "CONFIG", "SET", "maxmemory", "1")
+    for command in scripts:
+        _both(raw, *command)
+    _both(raw, "CONFIG", "SET", "maxmemory", "0")
+    _both(raw, "FUNCTION", "FLUSH")
