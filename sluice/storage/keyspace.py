@@ -389,15 +389,21 @@ class Database:
         LRM policy set its clock (``keyModified``'s ``updateLRM``). A collection written
         again and again is measured every ``_HOT_EVERY`` writes (measuring costs more than
         an XADD's own work); ``settle`` catches up before the sizes are read."""
-        if not lrm and key == self._hot and self._hot_skips < _HOT_EVERY:
-            self._hot_skips += 1
-            return
-        slot = self.slots.get(key)
-        if slot is None:
-            return
-        if lrm:
+        if not lrm:
+            if key == self._hot and self._hot_skips < _HOT_EVERY:
+                self._hot_skips += 1
+                return
+            value = self.data.get(key)
+            if value is None or type(value) is bytes:
+                return  # (a string's size was kept by set / replace)
+            slot = self.slots[key]
+        else:
+            found = self.slots.get(key)
+            if found is None:
+                return
+            slot = found
             self.meta[slot] = self.access.lru_clock
-        value = self.data[key]
+            value = self.data[key]
         if type(value) is not bytes:
             if self._hot_skips and key != self._hot:
                 self.settle()
