@@ -102,7 +102,8 @@ def sadd(ctx: Context, args: Args) -> Reply:
     if s is not None and s.enc == HASHTABLE and len(argv) == 3:
         # One member into a hash table (no conversion possible): SetValue.add, inlined.
         if s.ht.put(argv[2], True):  # type: ignore[union-attr]
-            ctx.modified(key)  # event: sadd
+            ctx.modified(key)
+            ctx.notify(b"sadd", key)
             return 1
         return 0
     cfg = _cfg(ctx)

@@ -210,7 +210,8 @@ def _zadd_one(ctx: Context, key: bytes, score: float, member: bytes) -> Reply:
         z.maybe_convert(1, cfg)
     out = z.add(score, member, 0, cfg)[0]
     if out & (OUT_ADDED | OUT_UPDATED):
-        ctx.modified(key, ready=created)  # event: zadd
+        ctx.modified(key, ready=created)
+        ctx.notify(b"zadd", key)
         return 1 if out & OUT_ADDED else 0
     return 0
 

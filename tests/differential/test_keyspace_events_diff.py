@@ -340,6 +340,12 @@ class Sequence(RuleBasedStateMachine):
     def set_members(self, k: str, m: str, cmd: str) -> None:
         self.same(cmd, k, m, "y")
 
+    @rule(k=KEYS, m=st.sampled_from(["1", "x", "new"]))
+    def sadd_hashtable(self, k: str, m: str) -> None:
+        """A set past set-max-listpack-entries, then one member (SADD's hash-table path)."""
+        self.same("SADD", k, *(f"member{i}" for i in range(130)))
+        self.same("SADD", k, m)
+
     @rule(k=KEYS, k2=KEYS, m=st.sampled_from(["1", "x"]))
     def smove(self, k: str, k2: str, m: str) -> None:
         self.same("SMOVE", k, k2, m)
