@@ -22,8 +22,6 @@ import logging
 import secrets
 import socket
 import time
-from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from sluice.commands import load_table
@@ -43,7 +41,7 @@ from .acl import AclManager
 from .blocking import BlockingManager
 from .client import BLOCKED, Client
 from .config import Config
-from .dispatch import call, exec_queued, is_plain, reject, run_batch
+from .dispatch import call, exec_queued, is_plain, reject, run_batch, script_call
 from .latency import LatencyMonitor
 from .memory import Memory
 from .notify import apply_flags, notify_keyspace_event
@@ -78,6 +76,10 @@ class WatchedKey:
 
 
 class Server:
+    # Run a command as the script client through dispatch's choke point (redis.call):
+    # dispatch's function as a method, so a script's command costs no extra Python frame.
+    call = script_call
+
     def __init__(self, config: Config | None = None, clock: Clock | None = None) -> None:
         self.config = config or Config()
         self.table: dict[bytes, Command] = load_table()
@@ -147,9 +149,6 @@ class Server:
         self.config.on_change("slowlog-max-len", lambda n: self._trim_slowlog())
         # ACL users (security.md); installs self.acl only while some user is restricted.
         self.acl_manager = AclManager(self)
-        # Run a command as a client through dispatch's choke point (scripts' redis.call): the
-        # function itself, bound, so a script's command costs no extra Python frame.
-        self.call: Callable[[Client, Command, list[bytes]], Reply] = partial(call, self)
         self.script_support = ScriptSupport(self)  # script clients, effects, the busy pump
         self.scripting = Scripting(self.config, self.script_support)  # docs/scripting.md
         if self.config.rename_command:

@@ -401,6 +401,36 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
     return reply
 
 
+def script_call(server: Server, client: Client, cmd: Command, argv: list[bytes]) -> Reply:
+    """``call`` for a command a script runs (``redis.call``; it is ``Server.call``).
+
+    The same books as ``call``, less what only a client's own commands need: a script client
+    never blocks (it is ``in_exec``: a blocking command answers as on timeout), so there is no
+    ``BLOCKED`` reply, blocked time or re-run; its cursor is its own ``Args`` (no script runs
+    inside another). One Python frame from ``runner.Scripting.script_call``: a bound method,
+    not a ``partial``, so the interpreter inlines the call."""
+    client.argv = argv
+    client.cmd = cmd
+    client.propagate_argv = None
+    dirty = server.dirty
+    args = client.args
+    args.argv = argv
+    args.pos = cmd.first_arg
+    start = _perf_ns()
+    try:
+        reply = cmd.handler(client, args)  # type: ignore[misc]  # containers never run
+    except Exception as e:  # noqa: BLE001 - a bug must never take the server down
+        reply = handler_error(server, cmd, e)
+    duration = (_perf_ns() - start) // 1000
+    cmd.usec += duration
+    cmd.calls += 1
+    client.commands_processed += 1
+    if (type(reply) is ErrorReply or duration >= server.slow_threshold_us or server.monitors
+            or (server.aof is not None and (server.dirty > dirty or client.propagate_argv))):
+        after_call(server, client, cmd, argv, reply, duration, dirty)
+    return reply
+
+
 def handler_error(server: Server, cmd: Command, e: Exception) -> ErrorReply:
     """The reply to a handler that raised: its error, or ours for a bug (never a crash)."""
     if isinstance(e, CommandError):
