@@ -113,6 +113,7 @@ class LuaEngine:
                  ) -> None:
         self.kind = kind
         self.host = host
+        self._script_call = host.script_call  # redis.call's way in, bound once
         self.run: ScriptRun | None = None
         self.loading_deadline = 0.0   # FUNCTION LOAD's time limit (monotonic), or 0
         self.registered: list[tuple[bytes, LuaValue, bytes | None, int]] | None = None
@@ -229,12 +230,14 @@ class LuaEngine:
                 break
         if argv and run is not None:
             try:
-                reply = self.host.script_call(run, argv)
+                reply = self._script_call(run, argv)
             except ScriptError as e:
                 raise LuaRaise(self.conv.err_table(e.message, counted=True)) from None
             t = type(reply)
             if t is bytes or (t is int and -_2_63 <= reply < _2_63):  # type: ignore[operator]
                 return reply
+            if reply is None and not run.resp3:
+                return False  # a null bulk is false in RESP2 (reply_to_lua's rule)
             value = self.conv.reply_to_lua(reply, run.resp3)
             if t is ErrorReply:
                 raise LuaRaise(value)
@@ -535,9 +538,14 @@ class LuaEngine:
             ok, value = False, str(e).encode()
         finally:
             self.run = None
-        reply = self._result(run, ok, value)
-        self._gc_tick()
-        return reply
+        # _gc_tick and _result's commonest case, inline (this runs once per EVAL / FCALL).
+        self._gc_count += 1
+        if self._gc_count >= GC_CYCLE_PERIOD:
+            self._gc_count = 0
+            self._gc_step()
+        if ok and type(value) is int and -_2_63 <= value < _2_63:
+            return value
+        return self._result(run, ok, value)
 
     def _gc_tick(self) -> None:
         """Redis's luaGC: after every run, compile and library load, a step every 50."""
@@ -547,7 +555,6 @@ class LuaEngine:
             self._gc_step()
 
     def _result(self, run: ScriptRun, ok: bool, value: LuaValue) -> Reply:
-        caller_resp3 = bool(run.caller.resp3)
         if ok:
             t = type(value)
             if t is bytes:
@@ -556,6 +563,7 @@ class LuaEngine:
                 return lua_number_to_int(value)
             if value is None:
                 return None
+            caller_resp3 = bool(run.caller.resp3)
             out = bytearray()
             errors: list[tuple[bytes, bool]] = []
             self.conv.lua_to_resp(value, out, caller_resp3, run.resp3, errors)
