@@ -42,6 +42,10 @@ _LL_RE = re.compile(rb"(?:0|-?[1-9][0-9]*)\Z")
 
 def string2ll(value: bytes) -> int | None:
     """Redis's strict ``string2ll``: no spaces, no ``+``, no leading zeros, 64-bit range."""
+    # The common case first: up to 18 ASCII digits (bytes.isdigit knows no others), no
+    # leading zero, cannot leave the range.
+    if value.isdigit() and len(value) < 19 and (value[0] != 48 or len(value) == 1):
+        return int(value)
     if not value or len(value) > 20 or _LL_RE.match(value) is None:
         return None
     n = int(value)
