@@ -14,7 +14,8 @@ measure, and the report is the median ratio with its spread (min-max) over the r
 
 CPU time is read from ``/proc/<pid>/task/*/schedstat`` (nanoseconds on CPU, every thread of
 the server), not from ``/proc/<pid>/stat``'s clock ticks, which are 10 ms coarse. Run by
-hand: ``python benchmarks/evalsha_bench.py [--rounds 9]``.
+hand, with ``PYTHONPATH`` the absolute path of the tree to measure (the servers start in
+temporary directories): ``python benchmarks/evalsha_bench.py [--rounds 9]``.
 """
 
 from __future__ import annotations
