@@ -374,13 +374,8 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
     except Exception as e:  # noqa: BLE001 - a bug must never take the server down
         reply = handler_error(server, cmd, e)
     duration = (_perf_ns() - start) // 1000
-    if server.tracking.count and cmd.flags & F.READONLY and cmd.name not in _RO_SCRIPTS:
-        # The keys read are the tracking client's to be told about: the client that sent
-        # the command, or the transaction or script it runs (Redis's current_client).
-        tracker = server.current_client
-        if tracker is not None and tracker.tracking & TRACKING_ON \
-                and not tracker.tracking & BCAST:
-            server.tracking.remember_keys(tracker, cmd, argv)
+    if server.tracking.count and cmd.flags & F.READONLY:
+        remember_reads(server, cmd, argv)
     cmd.usec += duration
     if reply is not BLOCKED:
         # A command that blocks is counted once, when it is done: by the re-run that serves
@@ -413,6 +408,7 @@ def script_call(server: Server, client: Client, cmd: Command, argv: list[bytes])
     client.cmd = cmd
     client.propagate_argv = None
     dirty = server.dirty
+    server.keyspace.access.counting = cmd.counts_lookups
     args = client.args
     args.argv = argv
     args.pos = cmd.first_arg
@@ -422,6 +418,8 @@ def script_call(server: Server, client: Client, cmd: Command, argv: list[bytes])
     except Exception as e:  # noqa: BLE001 - a bug must never take the server down
         reply = handler_error(server, cmd, e)
     duration = (_perf_ns() - start) // 1000
+    if server.tracking.count and cmd.flags & F.READONLY:
+        remember_reads(server, cmd, argv)  # a script's reads are its caller's
     cmd.usec += duration
     cmd.calls += 1
     client.commands_processed += 1
@@ -429,6 +427,17 @@ def script_call(server: Server, client: Client, cmd: Command, argv: list[bytes])
             or (server.aof is not None and (server.dirty > dirty or client.propagate_argv))):
         after_call(server, client, cmd, argv, reply, duration, dirty)
     return reply
+
+
+def remember_reads(server: Server, cmd: Command, argv: list[bytes]) -> None:
+    """The keys a read command read are the tracking client's to be told about: the client
+    that sent it, or the one whose transaction or script runs it (Redis's current_client).
+    EVAL_RO and friends track only what their scripts read, not the keys they name."""
+    if cmd.name in _RO_SCRIPTS:
+        return
+    tracker = server.current_client
+    if tracker is not None and tracker.tracking & TRACKING_ON and not tracker.tracking & BCAST:
+        server.tracking.remember_keys(tracker, cmd, argv)
 
 
 def handler_error(server: Server, cmd: Command, e: Exception) -> ErrorReply:
