@@ -123,8 +123,8 @@ def apt_mirrors(apt: Path = APT) -> list[str]:
     env = os.environ.get("SLUICE_DEBIAN_MIRROR")
     if env:
         found.append(env)
-    for path in sorted(glob.glob(str(apt / "sources.list.d" / "*.sources"))):
-        found += _deb822_uris(Path(path).read_text(errors="replace"))
+    for name in sorted(glob.glob(str(apt / "sources.list.d" / "*.sources"))):
+        found += _deb822_uris(Path(name).read_text(errors="replace"))
     one_line = [apt / "sources.list", *sorted((apt / "sources.list.d").glob("*.list"))]
     for path in one_line:
         if path.is_file():
