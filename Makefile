@@ -10,7 +10,7 @@ IOREDIS := tests/clients/ioredis
 BULLMQ := tests/clients/bullmq
 NODE_REDIS := tests/clients/node-redis
 
-.PHONY: serve test install install-test redis-reference redis-tools lint bench bench-pipeline test-pipeline docker-test clean
+.PHONY: serve test install install-test redis-reference redis-tools lint bench bench-pipeline test-pipeline docker-test clean conformance
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,13 +60,14 @@ $(NODE_REDIS)/node_modules/.package-lock.json: $(NODE_REDIS)/package-lock.json
 redis-reference:
 	@$(PYTHON) tests/build_reference_redis.py
 
-# Debian's redis-cli, redis-benchmark and redis-check-aof, as users of Debian have them.
+# Debian's redis-cli, redis-benchmark and redis-check-aof, as users of Debian have them, and
+# tclsh for Redis's own Tcl suite (tests/conformance).
 # apt starts its redis-server as a service on 6379; we only want the tools, so it is stopped.
 redis-tools:
-	@if ! command -v redis-cli >/dev/null 2>&1; then \
+	@if ! command -v redis-cli >/dev/null 2>&1 || ! command -v tclsh >/dev/null 2>&1; then \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server redis-tools >/dev/null && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server redis-tools tcl >/dev/null && \
 	  ($$SUDO service redis-server stop >/dev/null 2>&1 || true); \
 	fi
 
@@ -107,6 +108,16 @@ test-pipeline: install-test
 
 bench-pipeline: install-test
 	$(PY) benchmarks/pipeline_bench.py --url redis://127.0.0.1:$(PORT)/0
+
+# Redis's own Tcl suite against Sluice, unit by unit (tests/conformance; docs/DEVELOPING.md):
+# prints the per-unit table, rewrites README's, checks the ledger (tests/conformance/passing.txt).
+#   make conformance UNITS="stream list-3"   some units only
+#   make conformance UPDATE=1 [FORCE=1]      add what passes (twice) to the ledger
+#   make conformance REFERENCE=1             rerun redis-server, store the tests it passes
+#   make conformance SPAWN=1                 the suite's server-spawning mode, through a shim
+conformance: install-test
+	$(PY) -m tests.conformance $(if $(UNITS),--units $(UNITS)) $(if $(UPDATE),--update) \
+	  $(if $(FORCE),--force) $(if $(REFERENCE),--reference) $(if $(SPAWN),--spawn)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
