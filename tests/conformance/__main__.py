@@ -14,13 +14,11 @@ unit, into README's conformance section. Exit status 1 when a ledger test did no
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import dataclasses
 import json
 import shutil
 import sys
 from collections import defaultdict
-from collections.abc import Callable
 from pathlib import Path
 
 from tests import build_reference_redis as build
@@ -33,14 +31,8 @@ from tests.conformance.runner import (
     SluiceTarget,
     Target,
     UnitRun,
-    run_unit,
+    run_all,
 )
-
-# Units that take minutes on Sluice today (measured 2026-11-24: a CLIENT PAUSE left behind
-# by a failing scripting test, a reply that never comes): started first, so that two workers
-# finish together. Only an ordering hint.
-SLOW_FIRST = ("unit/pause", "unit/protocol", "unit/scripting", "unit/tracking",
-              "unit/type/stream", "unit/type/list")
 
 
 def suite_path() -> Path:
@@ -67,30 +59,6 @@ def resolve(names: list[str], known: list[str]) -> list[str]:
             raise SystemExit(f"unknown or ambiguous unit {name!r}: {hits or 'no match'}")
         out.append(hits[0])
     return out
-
-
-def run_all(suite: Path, units: list[str], target: Target, opts: Options, jobs: int,
-            progress: Callable[[UnitRun], None] | None = None) -> list[UnitRun]:
-    """Every unit, ``jobs`` at a time; the spawning mode gets disjoint port ranges."""
-    slots = list(range(jobs))
-    results: list[UnitRun] = []
-    units = sorted(units, key=lambda u: u not in SLOW_FIRST)  # stable: the rest keep order
-
-    def one(unit: str) -> UnitRun:
-        slot = slots.pop()
-        try:
-            mine = dataclasses.replace(opts, baseport=opts.baseport + slot * opts.portcount)
-            return run_unit(suite, unit, target, mine)
-        finally:
-            slots.append(slot)
-
-    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        for done in concurrent.futures.as_completed([pool.submit(one, u) for u in units]):
-            run = done.result()
-            results.append(run)
-            if progress:
-                progress(run)
-    return sorted(results, key=lambda r: r.unit)
 
 
 def passed_entries(runs: list[UnitRun]) -> ledger.Entries:

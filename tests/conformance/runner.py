@@ -17,6 +17,7 @@ the server under test.
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 import select
@@ -26,7 +27,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from tests.conformance.tcl import PacketReader, packet
@@ -35,6 +38,12 @@ ROOT = Path(__file__).resolve().parents[2]
 # Tags the external mode cannot serve (FIELD_NOTES: how 8.6.3's 2,330 were counted).
 EXTERNAL_DENY = ("needs:debug", "needs:repl", "needs:save", "needs:config-maxmemory")
 SPAWN_DENY = ("needs:repl",)
+
+# Units that take minutes on Sluice today (measured 2026-11-24: a CLIENT PAUSE left behind
+# by a failing scripting test, a reply that never comes): started first, so that two workers
+# finish together. Only an ordering hint.
+SLOW_FIRST = ("unit/pause", "unit/protocol", "unit/scripting", "unit/tracking",
+              "unit/type/stream", "unit/type/list")
 
 
 @dataclasses.dataclass(slots=True)
@@ -192,22 +201,54 @@ class Options:
     portcount: int = 1000
     keep: bool = False     # keep the run directory (logs) for a look afterwards
     extra: tuple[str, ...] = ()  # more test_helper.tcl options (--skiptest, --only: triage)
+    cancel: threading.Event | None = None  # set: stop the unit at once (the session ends)
+    # The ratchet: once every one of these tests has reported, a unit that makes no progress
+    # for ``settle`` seconds is stopped (a hang after the last ledger test costs little).
+    watch: frozenset[str] = frozenset()
+    settle: float = 10.0
 
 
 def tcl_command(unit: str, client_port: int, port: int, opts: Options) -> list[str]:
     deny = SPAWN_DENY if opts.spawn else EXTERNAL_DENY
-    cmd = ["tclsh", "tests/test_helper.tcl", "--client", str(client_port),
-           "--tags", " ".join("-" + t for t in deny)]
     # --durable: an error outside an assertion fails its test instead of ending the unit.
-    # External mode only: with spawned servers, 8.6.3's start_server pops its server twice
-    # after such an error (tests/support/server.tcl), and the unit ends anyway.
-    if not opts.spawn:
-        cmd.append("--durable")
+    # (With spawned servers, an error in a start_server block outside any test still ends
+    # the unit: 8.6.3's start_server then pops its server twice, "key pid not known".)
+    cmd = ["tclsh", "tests/test_helper.tcl", "--client", str(client_port),
+           "--tags", " ".join("-" + t for t in deny), "--durable"]
     if opts.spawn:
         cmd += ["--baseport", str(opts.baseport), "--portcount", str(opts.portcount)]
     else:
         cmd += ["--host", "127.0.0.1", "--port", str(port)]
     return cmd + list(opts.extra)
+
+
+def run_all(suite: Path, units: list[str], target: Target, opts: Options, jobs: int,
+            progress: Callable[[UnitRun], None] | None = None,
+            watch: Mapping[str, set[str]] | None = None) -> list[UnitRun]:
+    """Every unit, ``jobs`` at a time; the spawning mode gets disjoint port ranges.
+    ``watch``: per unit, the tests after which a stalled unit may stop early (the ledger)."""
+    slots = list(range(jobs))
+    results: list[UnitRun] = []
+    units = sorted(units, key=lambda u: u not in SLOW_FIRST)  # stable: the rest keep order
+
+    def one(unit: str) -> UnitRun:
+        if opts.cancel is not None and opts.cancel.is_set():
+            return UnitRun(unit, stopped="cancelled")
+        slot = slots.pop()
+        try:
+            mine = dataclasses.replace(opts, baseport=opts.baseport + slot * opts.portcount,
+                                       watch=frozenset((watch or {}).get(unit, ())))
+            return run_unit(suite, unit, target, mine)
+        finally:
+            slots.append(slot)
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        for done in concurrent.futures.as_completed([pool.submit(one, u) for u in units]):
+            run = done.result()
+            results.append(run)
+            if progress:
+                progress(run)
+    return sorted(results, key=lambda r: r.unit)
 
 
 def run_unit(suite: Path, unit: str, target: Target, opts: Options | None = None) -> UnitRun:
@@ -286,6 +327,17 @@ def _converse(listener: socket.socket, client: subprocess.Popen[bytes],
     with conn:
         while True:
             now = time.monotonic()
+            if opts.cancel is not None and opts.cancel.is_set():
+                result.stopped = "cancelled"
+                return
+            if (opts.watch and now - last > opts.settle
+                    and opts.watch <= {o.key for o in result.outcomes}):
+                if current:
+                    result.outcomes.append(Outcome(_key(seen, current), "stalled",
+                                                   f"no progress for {opts.settle:.0f} s"))
+                result.stopped = (f"stopped after its ledger tests: no progress for "
+                                  f"{opts.settle:.0f} s" + (f" in {current!r}" if current else ""))
+                return
             if now - start > opts.limit or now - last > opts.stall:
                 limit = (f"unit limit of {opts.limit:.0f} s" if now - start > opts.limit
                          else f"no progress for {opts.stall:.0f} s")

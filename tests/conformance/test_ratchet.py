@@ -1,11 +1,16 @@
 """The conformance ratchet in ``make test``: the Tcl tests Sluice passes keep passing.
 
-Every unit with entries in ``passing.txt`` is run (Redis's own Tcl suite, external mode, a
-fresh Sluice per unit, two units at a time: ``runner.run_unit``) once per session; each unit
-is one pytest test that fails when a ledger test of that unit did not pass, with the suite's
-own failure text. Tests that pass but are not in the ledger yet are listed at the end of the
-session (``make conformance UPDATE=1`` adds them). Units without ledger entries (families
-Sluice lacks) are left to ``make conformance``.
+Every unit with entries in ``passing.txt`` is run once per session (Redis's own Tcl suite,
+external mode, a fresh Sluice per unit: ``runner.run_unit``); each unit is one pytest test
+that fails when a ledger test of that unit did not pass, with the suite's own failure text.
+Tests that pass but are not in the ledger yet are listed at the end of the session
+(``make conformance UPDATE=1`` adds them). Units without ledger entries (families Sluice
+lacks) are left to ``make conformance``.
+
+The units run in the background, one at a time, while the rest of the session runs
+(``conftest.py`` starts them once collection is done and moves these tests to the end): the
+rest of the suite and the Tcl units both spend most of their time waiting, so the ratchet
+adds little to ``make test``'s time. ``SLUICE_CONFORMANCE_JOBS=2`` runs two units at a time.
 
 Needs ``tclsh`` and the suite's tree (``make test`` installs and fetches both); without them
 the tests skip, or fail under ``CI=true``.
@@ -15,13 +20,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 
 from tests import build_reference_redis as build
 from tests.conformance import ledger, report
-from tests.conformance.runner import Options, SluiceTarget, UnitRun
+from tests.conformance.runner import Options, SluiceTarget, UnitRun, run_all
 
 LEDGER, _ = ledger.read(ledger.LEDGER)
 UNITS = sorted(LEDGER)
@@ -31,27 +37,71 @@ NEWLY_PASSING: dict[str, list[str]] = {}
 pytestmark = pytest.mark.conformance
 
 
-def _need(what: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{what} is required under CI (make test installs it)")
-    pytest.skip(f"{what} missing (make test installs it)")
+def missing() -> str:
+    """What the ratchet lacks on this machine, or ``""``."""
+    if not shutil.which("tclsh"):
+        return "tclsh (Debian's tcl)"
+    if not build.has_suite():
+        return f"Redis {build.VERSION}'s Tcl suite ({build.suite_dir()})"
+    return ""
+
+
+class Background:
+    """The ledger's units, run on a thread of their own; ``result()`` waits for them."""
+
+    def __init__(self) -> None:
+        # The stall limit stays above the slowest single test of a ledger unit today (100 s,
+        # in unit/pause: an EXEC waits out a CLIENT PAUSE that a failing scripting test left
+        # behind). Once a unit's ledger tests have all reported, 10 s without progress end it.
+        self.cancel = threading.Event()
+        self.opts = Options(limit=600, stall=120, cancel=self.cancel)
+        self.runs: dict[str, UnitRun] = {}
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="conformance", daemon=True)
+
+    def start(self) -> Background:
+        self.thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            jobs = int(os.environ.get("SLUICE_CONFORMANCE_JOBS", "1"))
+            done = run_all(Path(build.suite_dir()), UNITS, SluiceTarget(), self.opts, jobs,
+                           watch=LEDGER)
+            self.runs = {r.unit: r for r in done}
+        except BaseException as e:  # reported by the tests, not lost on a thread
+            self.error = e
+
+    def result(self) -> dict[str, UnitRun]:
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        return self.runs
+
+    def stop(self) -> None:
+        self.cancel.set()
+        self.thread.join(60)
+
+
+BACKGROUND: list[Background] = []  # started by conftest.py when these tests are selected
+
+
+def start_background() -> None:
+    if not BACKGROUND and UNITS and not missing():
+        BACKGROUND.append(Background().start())
 
 
 @pytest.fixture(scope="session")
 def runs() -> dict[str, UnitRun]:
-    if not shutil.which("tclsh"):
-        _need("tclsh (Debian's tcl)")
-    if not build.has_suite():
-        _need(f"Redis {build.VERSION}'s Tcl suite ({build.suite_dir()})")
-    from tests.conformance.__main__ import run_all
-
-    # A stall limit well above the slowest single test Sluice runs today (list-3's stress
-    # tests), well below what would let a lost reply eat CI's time.
-    opts = Options(limit=600, stall=60)
-    done = run_all(Path(build.suite_dir()), UNITS, SluiceTarget(), opts, jobs=2)
-    verdict = report.judge(done, LEDGER)
-    NEWLY_PASSING.update(verdict.new)
-    return {r.unit: r for r in done}
+    what = missing()
+    if what:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{what} is required under CI (make test installs it)")
+        pytest.skip(f"{what} missing (make test installs it)")
+    start_background()  # when conftest did not (this module was run on its own)
+    done = BACKGROUND[0].result()
+    NEWLY_PASSING.update(report.judge(list(done.values()), LEDGER).new)
+    return done
 
 
 @pytest.mark.parametrize("unit", UNITS)
