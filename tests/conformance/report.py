@@ -60,11 +60,11 @@ def table(runs: list[UnitRun], reference: Entries, markdown: bool = True) -> str
     """Per unit: Sluice passed / failed / reference passed, plus totals."""
     rows = []
     for run in sorted(runs, key=lambda r: r.unit):
-        notes = [run.stopped] if run.stopped else []
-        outside = [e for e in run.errors if not e.startswith("server log")]
+        notes = [_short(run.stopped)] if run.stopped else []
+        outside = [e for e in run.errors
+                   if not e.startswith(("server log", "first attempt", "Executing test client"))]
         if outside:
-            notes.append(f"{len(outside)} error(s) outside tests: "
-                         + _first_line(outside[0])[:90])
+            notes.append(f"{len(outside)} block(s) cut short by: {_short(outside[0])}")
         if run.dropped:
             notes.append("config Sluice lacks: "
                          + ", ".join(sorted({d.split(":")[0] for d in run.dropped})))
@@ -92,6 +92,13 @@ def table(runs: list[UnitRun], reference: Entries, markdown: bool = True) -> str
 
 def _first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+def _short(text: str, width: int = 100) -> str:
+    """One line of a note: the suite's boilerplate dropped, cut at ``width``."""
+    line = _first_line(text).replace("Executing test client: ", "")
+    line = line.replace("Unknown option or number of arguments for CONFIG SET", "unknown setting")
+    return line if len(line) <= width else line[:width - 1] + "…"
 
 
 def rewrite_readme(markdown: str, path: Path = README) -> bool:
