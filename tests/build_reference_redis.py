@@ -227,6 +227,13 @@ def keep_suite(src: Path, version: str) -> Path:
     return target
 
 
+def _compiled(log: bytes) -> int:
+    """Compiler runs in a build log so far: Redis's own ``CC file.o`` lines (coloured) and
+    its dependencies' ``cc ... -c`` commands."""
+    plain = re.sub(rb"\x1b\[[0-9;]*m", b"", log)
+    return len(re.findall(rb"(?m)^\s*CC\s|\s-c\s", plain))
+
+
 def _make(src: Path, version: str) -> None:
     jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2
     say(f"building Redis {version} (make -j{jobs} BUILD_TLS=no; about a minute on 2 cores)")
@@ -239,8 +246,7 @@ def _make(src: Path, version: str) -> None:
 
         def heartbeat() -> None:
             while not stop.wait(15):
-                compiled = log.read_bytes().count(b" CC ")
-                say(f"  still building: {compiled} files compiled, "
+                say(f"  still building: {_compiled(log.read_bytes())} files compiled, "
                     f"{time.monotonic() - start:.0f} s")
 
         beat = threading.Thread(target=heartbeat, daemon=True)

@@ -166,3 +166,10 @@ def test_mirrors_come_from_apt_configuration(tmp_path: Path,
 def test_no_mirror_host_is_written_in_the_build_script() -> None:
     text = Path(build.__file__).read_text()
     assert "debian.org" not in text and "http://" not in text.replace('"http://", ', "")
+
+
+def test_build_progress_counts_compiler_runs() -> None:
+    log = (b"    \x1b[34mCC\x1b[0m \x1b[33madlist.o\x1b[0m\n"
+           b"gcc -std=gnu11 -O2 -c -o src/jemalloc.o src/jemalloc.c\n"
+           b"    \x1b[34mLINK\x1b[0m \x1b[33mredis-server\x1b[0m\n")
+    assert build._compiled(log) == 2
