@@ -17,10 +17,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if any(_is_ratchet(i) for i in session.items):
+    units = [str(i.callspec.params["unit"]) for i in session.items
+             if _is_ratchet(i) and isinstance(i, pytest.Function) and hasattr(i, "callspec")]
+    if units:
         from tests.conformance.test_ratchet import start_background
 
-        start_background()
+        start_background(units)
 
 
 def pytest_sessionfinish() -> None:
