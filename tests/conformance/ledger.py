@@ -66,6 +66,6 @@ LEDGER_HEADER = [
     "The Tcl tests of Redis's own suite that Sluice passes (tests/conformance).",
     "make test fails when one of them fails; make conformance lists tests that newly pass,",
     "make conformance UPDATE=1 adds them (a test enters only after passing twice in a row).",
-    "The ledger only grows: UPDATE refuses to drop an entry unless FORCE=1 is given too.",
+    "The ledger only grows: UPDATE never drops an entry unless FORCE=1 is given too.",
     "Format: unit<TAB>test name (a repeated name gets ' #n' in the order its unit runs it).",
 ]

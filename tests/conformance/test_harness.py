@@ -126,12 +126,13 @@ def test_update_adds_only_steady_passes_and_never_drops_unforced(
     assert dict(ledger.read(path)[0]) == {"unit/a": {"old", "steady"}, "unit/z": {"other"}}
     assert "flaky (passed in one of two runs, not added): [unit/a] flaky" in capsys.readouterr().out
 
-    lost = [_run("unit/a", ["steady"])]
-    assert update_ledger(lost, lost, force=False) == 1
-    assert "would drop [unit/a] old" in capsys.readouterr().out
-    assert dict(ledger.read(path)[0])["unit/a"] == {"old", "steady"}
+    lost = [_run("unit/a", ["steady", "newer"])]
+    assert update_ledger(lost, lost, force=False) == 1  # a regression: kept, status 1
+    assert "kept, but it did not pass: [unit/a] old" in capsys.readouterr().out
+    assert dict(ledger.read(path)[0])["unit/a"] == {"old", "steady", "newer"}
     assert update_ledger(lost, lost, force=True) == 0
-    assert dict(ledger.read(path)[0]) == {"unit/a": {"steady"}, "unit/z": {"other"}}
+    assert "dropped (FORCE): [unit/a] old" in capsys.readouterr().out
+    assert dict(ledger.read(path)[0]) == {"unit/a": {"steady", "newer"}, "unit/z": {"other"}}
 
 
 def test_readme_rewrite_touches_only_the_marked_part(tmp_path: Path) -> None:
