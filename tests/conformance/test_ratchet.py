@@ -10,7 +10,8 @@ lacks) are left to ``make conformance``.
 The units run in the background, one at a time, while the rest of the session runs
 (``conftest.py`` starts them once collection is done and moves these tests to the end): the
 rest of the suite and the Tcl units both spend most of their time waiting, so the ratchet
-adds little to ``make test``'s time. ``SLUICE_CONFORMANCE_JOBS=2`` runs two units at a time.
+adds little to ``make test``'s time. Units still queued when the session reaches these tests
+run two at a time. ``SLUICE_CONFORMANCE_JOBS=2`` runs two from the start.
 
 Needs ``tclsh`` and the suite's tree (``make test`` installs and fetches both); without them
 the tests skip, or fail under ``CI=true``.
@@ -18,6 +19,7 @@ the tests skip, or fail under ``CI=true``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import threading
@@ -27,7 +29,14 @@ import pytest
 
 from tests import build_reference_redis as build
 from tests.conformance import ledger, report
-from tests.conformance.runner import Options, SluiceTarget, UnitRun, run_all
+from tests.conformance.runner import (
+    SLOW_FIRST,
+    Options,
+    SluiceTarget,
+    UnitRun,
+    run_all,
+    run_unit,
+)
 
 LEDGER, _ = ledger.read(ledger.LEDGER)
 UNITS = sorted(LEDGER)
@@ -47,41 +56,66 @@ def missing() -> str:
 
 
 class Background:
-    """The ledger's units, run on a thread of their own; ``result()`` waits for them."""
+    """The ledger's units, run from a queue by worker threads: one from the end of
+    collection (the rest of the session runs beside it), a second one once the session has
+    reached the ratchet's tests (``result()``) and the machine is free for two."""
 
     def __init__(self, units: list[str]) -> None:
-        self.units = units
+        # Slow units first (runner.SLOW_FIRST), so that two workers finish together.
+        self.queue = sorted(units, key=lambda u: u not in SLOW_FIRST)
+        self.lock = threading.Lock()
         # The stall limit stays above the slowest single test of a ledger unit today (100 s,
         # in unit/pause: an EXEC waits out a CLIENT PAUSE that a failing scripting test left
         # behind). Once a unit's ledger tests have all reported, 10 s without progress end it.
         self.cancel = threading.Event()
         self.opts = Options(limit=600, stall=120, cancel=self.cancel)
         self.runs: dict[str, UnitRun] = {}
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, name="conformance", daemon=True)
+        self.errors: list[BaseException] = []
+        self.workers: list[threading.Thread] = []
 
     def start(self) -> Background:
-        self.thread.start()
+        for _ in range(int(os.environ.get("SLUICE_CONFORMANCE_JOBS", "1"))):
+            self._add_worker()
         return self
 
-    def _run(self) -> None:
-        try:
-            jobs = int(os.environ.get("SLUICE_CONFORMANCE_JOBS", "1"))
-            done = run_all(Path(build.suite_dir()), self.units, SluiceTarget(), self.opts,
-                           jobs, watch=LEDGER)
-            self.runs = {r.unit: r for r in done}
-        except BaseException as e:  # reported by the tests, not lost on a thread
-            self.error = e
+    def _add_worker(self) -> None:
+        slot = len(self.workers)  # a port range of its own, as run_all gives each job
+        worker = threading.Thread(target=self._work, args=(slot,), daemon=True,
+                                  name=f"conformance-{slot}")
+        self.workers.append(worker)
+        worker.start()
+
+    def _work(self, slot: int) -> None:
+        opts = dataclasses.replace(self.opts,
+                                   baseport=self.opts.baseport + slot * self.opts.portcount)
+        while not self.cancel.is_set():
+            with self.lock:
+                if not self.queue:
+                    return
+                unit = self.queue.pop(0)
+            try:
+                run = run_unit(Path(build.suite_dir()), unit, SluiceTarget(),
+                               dataclasses.replace(opts, watch=frozenset(LEDGER.get(unit, ()))))
+            except BaseException as e:  # reported by the tests, not lost on a thread
+                self.errors.append(e)
+                return
+            with self.lock:
+                self.runs[unit] = run
 
     def result(self) -> dict[str, UnitRun]:
-        self.thread.join()
-        if self.error is not None:
-            raise self.error
+        with self.lock:
+            if self.queue and len(self.workers) < 2:
+                self._add_worker()
+        for worker in list(self.workers):
+            worker.join()
+        if self.errors:
+            raise self.errors[0]
         return self.runs
 
     def stop(self) -> None:
         self.cancel.set()
-        self.thread.join(60)
+        for worker in self.workers:
+            worker.join(60)
 
 
 BACKGROUND: list[Background] = []  # started by conftest.py when these tests are selected
