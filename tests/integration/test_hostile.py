@@ -27,6 +27,8 @@ Make = Callable[..., ThreadedServer]
 PING = b"*1\r\n$4\r\nPING\r\n"
 PROBE = b"*2\r\n$4\r\nECHO\r\n$15\r\nend-of-exchange\r\n"
 PROBE_REPLY = b"$15\r\nend-of-exchange\r\n"
+ONE_READ = 16384  # redis-server's read size (PROTO_IOBUF_LEN)
+ANSWER_TIMEOUT = 20.0  # an exchange that gets an answer gets it at once; this is for load
 
 
 def client(s: ThreadedServer, **kw: object) -> redis.Redis:
@@ -39,11 +41,19 @@ def exchange(port: int, payload: bytes, timeout: float = 2.0) -> bytes:
     can't be mistaken for a reply to the payload (a payload may hold a PING of its own)."""
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
     try:
-        s.sendall(payload)
-        try:
-            s.sendall(PROBE)
-        except OSError:
-            pass
+        if len(payload) < ONE_READ:
+            # One write, so that the server reads payload and probe in one read: how a server
+            # answers may depend on where a read ends (for ``*2147483647\r\n$1\r\nx\r\n``
+            # redis-server 8.6.3 answers the probe's '*' with "expected '$'" when it comes in
+            # the same read, and nothing when it comes in a later one), and two writes make
+            # that a race.
+            s.sendall(payload + PROBE)
+        else:
+            s.sendall(payload)
+            try:
+                s.sendall(PROBE)
+            except OSError:
+                pass
         out = b""
         while True:
             try:
@@ -112,8 +122,12 @@ def test_malformed_frames_as_redis(make_server: Make) -> None:
     ref = ProcessServer("redis").start()
     try:
         for payload in MALFORMED:
-            ours, theirs = exchange(s.port, payload), exchange(ref.port, payload)
-            if payload.startswith(b"*1\r\n$99999999999999999999"):
+            # Every answer is prompt; the long wait is only for a loaded machine (the whole
+            # suite on 2 cores), and not where redis-server is known to send nothing.
+            silent = payload.startswith(b"*1\r\n$99999999999999999999")
+            ours = exchange(s.port, payload, ANSWER_TIMEOUT)
+            theirs = exchange(ref.port, payload, 2.0 if silent else ANSWER_TIMEOUT)
+            if silent:
                 # A known difference, not traced to its cause: for a 200,000-digit bulk length
                 # redis-server 8.6.3 sends nothing and keeps the connection open (7.0 sent
                 # "too big bulk count string" and closed it); Sluice still does what 7.0 did.
