@@ -40,6 +40,21 @@ _SHADOW_THRESHOLD = 64 * 1024
 # client goes away), so input that contains one goes through the pure parser, which, like
 # Redis, refuses counts over INT_MAX and collects elements only as they arrive.
 _HUGE_COUNT = re.compile(rb"\*[0-9]{7}")
+# A bulk length with as many digits as ``proto-max-bulk-len`` in a partial request: hiredis
+# would wait for its data, but a length over the limit must be refused as soon as its header
+# arrives (Redis does), so the pure parser checks it. Only the partial request at the end of
+# the input is searched (a pipeline's requests are not), and a match inside a value only
+# costs that request the slower parser.
+_BIG_BULK: dict[int, re.Pattern[bytes]] = {}
+
+
+def _big_bulk(max_bulk_len: int) -> re.Pattern[bytes]:
+    digits = len(str(max_bulk_len))
+    found = _BIG_BULK.get(digits)
+    if found is None:
+        found = _BIG_BULK[digits] = re.compile(rb"\$[0-9]{%d}" % digits)
+    return found
+
 _join = b"".join
 
 
@@ -339,7 +354,7 @@ class RequestReader:
     """
 
     __slots__ = ("_hi", "_chunks", "_pending", "_held", "_held_bytes", "_pure", "_error",
-                 "max_bulk_len", "auth_required", "_suspect")
+                 "max_bulk_len", "auth_required", "_suspect", "_big_bulk")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
         self._hi = hiredis.Reader()
@@ -352,6 +367,7 @@ class RequestReader:
         self.max_bulk_len = max_bulk_len
         self.auth_required = auth_required
         self._suspect = False  # input not given to hiredis (a huge count): replay it
+        self._big_bulk = _big_bulk(max_bulk_len)
 
     def feed(self, data: bytes) -> None:
         if self._pure is not None:
@@ -389,6 +405,7 @@ class RequestReader:
             self.auth_required = auth_required
         if max_bulk_len is not None:
             self.max_bulk_len = max_bulk_len
+            self._big_bulk = _big_bulk(max_bulk_len)
         if self._pure is not None:
             self._pure.auth_required = self.auth_required
             self._pure.max_bulk_len = self.max_bulk_len
@@ -424,7 +441,8 @@ class RequestReader:
             self._to_pure(batch)  # the pure parser finds the error after these requests
             return batch or self._take_pure()
         self._batch_end(batch)
-        if self._pending > _SHADOW_THRESHOLD:
+        if self._pending and (self._pending > _SHADOW_THRESHOLD or self._big_bulk.search(
+                self._chunks[0] if len(self._chunks) == 1 else _join(self._chunks))):
             self._to_pure([])  # one large partial request: check its headers now
             return batch or self._take_pure()
         return batch

@@ -85,9 +85,8 @@ def assert_healthy(s: ThreadedServer, key: str = "canary") -> None:
 
 MALFORMED = [
     b"*abc\r\n", b"*1\r\n:1\r\n", b"*2\r\n$3\r\nGET\r\n$-1\r\n",
-    # Over proto-max-bulk-len: Redis refuses the header at once; Sluice's hiredis fast path
-    # notices once 64 KB of the body has arrived (the same error, a little later).
-    b"*1\r\n$99999999999\r\n" + b"x" * 70000,
+    # Over proto-max-bulk-len: refused as soon as the header arrives, with or without data.
+    b"*1\r\n$99999999999\r\n" + b"x" * 70000, b"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$2000000000\r\n",
     b'"unbalanced\r\n', b"*3000000000\r\n", b"*2147483647\r\n$1\r\nx\r\n",
     b"*1\r\n*4000000000\r\n", b"*-1\r\n*0\r\n",
     b"*1_0\r\n", b"* 1\r\n", b"*+1\r\n", b"*1\r\n$04\r\nPING\r\n", b"*1\r\n$4\r\nPINGxx",

@@ -86,7 +86,6 @@ def test_empty_multibulk_headers_are_ignored(cls: type, header: bytes) -> None:
         (b"*3000000000\r\n" + b"$1\r\na\r\n" * 10000, "Protocol error: invalid multibulk length"),
         (b"*1\r\n$04\r\nPING\r\n", "Protocol error: invalid bulk length"),
         (b"*1\r\n$-1\r\n", "Protocol error: invalid bulk length"),
-        # The fast path refuses an oversized bulk once 64 KB of it are pending, not at once.
         (b"*1\r\n$600000000\r\n" + b"x" * 70000, "Protocol error: invalid bulk length"),
         (b"*1\r\n:5\r\n", "Protocol error: expected '$', got ':'"),
         (b"*1\r\n*1\r\n$1\r\na\r\n", "Protocol error: expected '$', got '*'"),
@@ -149,6 +148,35 @@ def test_large_pending_bulk_is_checked_against_the_limit_early() -> None:
     reader.feed(b"*2\r\n$3\r\nSET\r\n$2000000\r\n" + b"x" * 70000)
     with pytest.raises(ProtocolError, match="invalid bulk length"):
         reader.take()
+
+
+@pytest.mark.parametrize("cls", READERS)
+@pytest.mark.parametrize("split", [None, 14, 17, 20])
+def test_bulk_length_over_the_limit_is_refused_with_no_data(cls: type, split: int | None) -> None:
+    # Redis's protocol unit, "Out of range multibulk payload length": the header alone, no
+    # data ever comes. Redis refuses it at once; the fast path used to wait for 2 GB.
+    data = b"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$2000000000\r\n"
+    reader = cls()
+    with pytest.raises(ProtocolError, match="^Protocol error: invalid bulk length$"):
+        for part in ([data] if split is None else [data[:split], data[split:]]):
+            reader.feed(part)
+            drain(reader)
+
+
+@pytest.mark.parametrize("cls", READERS)
+def test_bulk_length_at_the_limit_waits_for_its_data(cls: type) -> None:
+    reader = cls(max_bulk_len=1024 * 1024)
+    reader.feed(b"*2\r\n$4\r\nECHO\r\n$1048576\r\n")
+    assert drain(reader) == []
+    reader.feed(b"x" * 1048576 + b"\r\n" + encode(b"PING"))
+    assert drain(reader) == [[b"ECHO", b"x" * 1048576], [b"PING"]]
+
+
+def test_a_value_that_looks_like_a_bulk_header_is_not_refused() -> None:
+    reader = RequestReader()
+    reqs = [[b"SET", b"k", b"$99999999999"], [b"ECHO", b"*12345678"], [b"PING"]]
+    reader.feed(b"".join(encode(*r) for r in reqs))
+    assert drain(reader) == reqs
 
 
 def test_large_valid_bulk_arrives_in_pieces() -> None:
