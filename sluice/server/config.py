@@ -250,6 +250,10 @@ PARAMS: list[Param] = [
     Param("stream-idmp-maxsize", "int", 100, 1, 10000),
     Param("metrics-port", "int", 0, 0, 65535, flags=IMMUTABLE),  # Prometheus endpoint (metrics.py)
     Param("list-max-listpack-size", "int", -2, -(2**31), 2**31 - 1, aliases=("list-max-ziplist-size",)),
+    # Quicklist nodes to leave uncompressed at each end. Sluice never compresses list nodes
+    # (an encoding detail no reply shows); the setting is kept so that configs and clients
+    # that set it work, as Redis's own list units do first thing.
+    Param("list-compress-depth", "int", 0, 0, 2**31 - 1),
     Param("hash-max-listpack-entries", "int", 512, 0, 2**63 - 1, aliases=("hash-max-ziplist-entries",)),
     Param("hash-max-listpack-value", "memory", 64, 0, 2**63 - 1, aliases=("hash-max-ziplist-value",)),
     # set and sorted set encodings (sluice/storage/sets.py, zsets.py); LONG_MAX as in Redis

@@ -57,6 +57,8 @@ SAME_REPLY = [
     ["CONFIG", "GET", "server_cpulist"], ["CONFIG", "GET", "bio_cpulist"],
     ["CONFIG", "SET", "server_cpulist", "0"], ["CONFIG", "SET", "bgsave_cpulist", "0-1"],
     ["CONFIG", "SET", "aof_rewrite_cpulist", ""],
+    ["CONFIG", "SET", "list-compress-depth", "-1"], ["CONFIG", "SET", "list-compress-depth", "x"],
+    ["CONFIG", "SET", "list-compress-depth", "2147483648"],
     # SLOWLOG, LATENCY, SHUTDOWN, MONITOR
     ["SLOWLOG"], ["SLOWLOG", "GET", "x"], ["SLOWLOG", "GET", "-2"], ["SLOWLOG", "GET", "1", "2"],
     ["SLOWLOG", "LEN", "x"], ["SLOWLOG", "NOSUCH"], ["LATENCY", "HISTORY", "nosuch"],
@@ -222,11 +224,23 @@ def test_config_get_defaults(raw_pair: Any) -> None:
              "client-query-buffer-limit", "databases", "stream-node-max-entries",
              "stream-node-max-bytes", "list-max-listpack-size", "list-max-ziplist-size",
              "appendfsync", "enable-debug-command", "enable-protected-configs",
-             "client-output-buffer-limit", "loglevel"]
+             "client-output-buffer-limit", "loglevel", "list-compress-depth"]
     ours, theirs = (_parse(c.call("CONFIG", "GET", *names)) for c in raw_pair)
     as_dict = [dict(zip(r[::2], r[1::2], strict=True)) if isinstance(r, list) else r
                for r in (ours, theirs)]
     assert as_dict[0] == as_dict[1]
+
+
+def test_list_compress_depth_is_kept(raw_pair: Any) -> None:
+    """Redis's list units set it first thing: it must be a known, settable parameter."""
+    for c in raw_pair:
+        assert c.call("CONFIG", "SET", "list-compress-depth", "2") == b"+OK\r\n"
+    replies = [[c.call("CONFIG", "GET", "list-compress-depth"),
+                c.call("RPUSH", "lcd", *"abcdefgh"), c.call("LRANGE", "lcd", "1", "-2"),
+                c.call("CONFIG", "SET", "list-compress-depth", "0"), c.call("DEL", "lcd")]
+               for c in raw_pair]
+    assert replies[0] == replies[1]
+    assert replies[0][0].endswith(b"\r\n$19\r\nlist-compress-depth\r\n$1\r\n2\r\n")
 
 
 def test_client_info_fields(raw_pair: Any) -> None:
