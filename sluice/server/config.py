@@ -25,7 +25,11 @@ from sluice.protocol import split_inline_args
 
 from .acl_user import parse_user_directive
 
-IMMUTABLE, PROTECTED, HIDDEN = 1, 2, 4
+# HIDDEN: left out of CONFIG GET's patterns (answered only when named), as Redis's
+# HIDDEN_CONFIG; Sluice's own settings are hidden too, so that a tool that walks
+# ``CONFIG GET *`` (Redis's "CONFIG sanity" test sets each back to its value) sees only
+# Redis's. SENSITIVE: a secret (Redis's SENSITIVE_CONFIG), shown by CONFIG GET all the same.
+IMMUTABLE, PROTECTED, HIDDEN, SENSITIVE = 1, 2, 4, 16
 # A directive that may repeat in the config file (``user``, ``rename-command``); each line adds
 # to a list. Not a CONFIG GET/SET parameter, as in Redis.
 MULTI = 8
@@ -224,7 +228,7 @@ PARAMS: list[Param] = [
     Param("port", "int", 6379, 0, 65535),
     Param("bind", "special", ["127.0.0.1", "-::1"], parse=_parse_list, render=_render_list),
     Param("protected-mode", "bool", True),
-    Param("requirepass", "string", "", flags=HIDDEN),
+    Param("requirepass", "string", "", flags=SENSITIVE),
     Param("maxclients", "int", 10000, 1, 2**32 - 1),
     Param("timeout", "int", 0, 0, 2**31 - 1),
     Param("tcp-keepalive", "int", 300, 0, 2**31 - 1),
@@ -248,7 +252,10 @@ PARAMS: list[Param] = [
     Param("stream-node-max-bytes", "memory", 4096, 0, 2**63 - 1),
     Param("stream-idmp-duration", "int", 100, 1, 86400),  # a new stream's IDMP settings (8.6)
     Param("stream-idmp-maxsize", "int", 100, 1, 10000),
-    Param("metrics-port", "int", 0, 0, 65535, flags=IMMUTABLE),  # Prometheus endpoint (metrics.py)
+    # The Prometheus endpoint (metrics.py): Sluice's own, so hidden from patterns.
+    Param("metrics-port", "int", 0, 0, 65535, flags=IMMUTABLE | HIDDEN),
+    # Sluice runs in the foreground (a supervisor or container runs it): only ``no``.
+    Param("daemonize", "enum", "no", choices=("no",), flags=IMMUTABLE),
     Param("list-max-listpack-size", "int", -2, -(2**31), 2**31 - 1, aliases=("list-max-ziplist-size",)),
     # Quicklist nodes to leave uncompressed at each end. Sluice never compresses list nodes
     # (an encoding detail no reply shows); the setting is kept so that configs and clients
@@ -287,7 +294,7 @@ PARAMS: list[Param] = [
     Param("tls-port", "int", 0, 0, 65535, flags=IMMUTABLE),
     Param("tls-cert-file", "string", ""),
     Param("tls-key-file", "string", ""),
-    Param("tls-key-file-pass", "string", "", flags=HIDDEN),
+    Param("tls-key-file-pass", "string", "", flags=SENSITIVE),
     Param("tls-ca-cert-file", "string", ""),
     Param("tls-ca-cert-dir", "string", ""),
     Param("tls-dh-params-file", "string", ""),
@@ -333,6 +340,9 @@ PARAMS: list[Param] = [
     Param("notify-keyspace-events", "special", 0, parse=_parse_notify, render=format_classes),
     Param("tracking-table-max-keys", "int", 1_000_000, 0, 2**63 - 1),
     Param("latency-tracking", "bool", True),  # accepted: Sluice keeps no latency histograms
+    # Microseconds to wait after each key an RDB load reads (a debugging aid, hidden as in
+    # Redis: it makes a load slow enough to watch).
+    Param("key-load-delay", "int", 0, -(2**31), 2**31 - 1, flags=HIDDEN),
     # CPU affinity (sluice/server/affinity.py), spelled with underscores as in Redis
     Param("server_cpulist", "string", "", flags=IMMUTABLE),
     Param("bio_cpulist", "string", "", flags=IMMUTABLE),
@@ -389,7 +399,9 @@ class Config:
             for name, p in self._params.items():
                 if p.flags & MULTI:
                     continue
-                if (name == text or fnmatch.fnmatchcase(name, text)) and name.encode() not in out:
+                if name == text or (not p.flags & HIDDEN and fnmatch.fnmatchcase(name, text)):
+                    if name.encode() in out:
+                        continue
                     out[name.encode()] = p.to_bytes(getattr(self, p.attr))
         return out
 

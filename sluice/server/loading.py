@@ -134,7 +134,8 @@ def load_aof(server: Server, directory: str, manifest: fmt.Manifest) -> int:
                     stats = rdb.LoadStats()
                     with loading_with(server.config):
                         pos = rdb.load_into(data, server.keyspace,
-                                            server.keyspace.clock.now_ms(), stats)
+                                            server.keyspace.clock.now_ms(), stats,
+                                            key_delay_us=server.config.key_load_delay)
                     load_functions(server, stats.functions)
                 except rdb.RdbError as e:
                     raise LoadError(f"Error reading the RDB base file {info.name}, AOF loading "
@@ -226,7 +227,8 @@ def load_rdb_file(server: Server, path: str) -> int:
     stats = rdb.LoadStats()
     try:
         with loading_with(server.config):
-            rdb.load_into(mapped.data, server.keyspace, server.keyspace.clock.now_ms(), stats)
+            rdb.load_into(mapped.data, server.keyspace, server.keyspace.clock.now_ms(), stats,
+                          key_delay_us=server.config.key_load_delay)
         load_functions(server, stats.functions)
         refill_lists(server)
         if server.persistence is not None:

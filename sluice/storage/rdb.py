@@ -398,16 +398,20 @@ def parse(data: Any, on_key: Callable[[int, bytes, Any, int | None], None] | Non
             expire = None
 
 
-def load_into(data: Any, keyspace: Keyspace, now_ms: int, stats: LoadStats | None = None
-              ) -> int:
+def load_into(data: Any, keyspace: Keyspace, now_ms: int, stats: LoadStats | None = None,
+              key_delay_us: int = 0) -> int:
     """Load an RDB file (or AOF preamble) into ``keyspace``; returns the offset after it.
 
-    Keys already expired are skipped, as a Redis master does on load.
+    Keys already expired are skipped, as a Redis master does on load. ``key_delay_us``
+    (``key-load-delay``) waits that many microseconds after each key read, when positive.
     """
     stats = stats or LoadStats()
     ndb = len(keyspace)
+    delay = key_delay_us / 1e6 if key_delay_us > 0 else 0.0
 
     def on_key(db_id: int, key: bytes, value: Any, expire: int | None) -> None:
+        if delay:
+            time.sleep(delay)
         if db_id >= ndb:
             raise RdbError(f"FATAL: Data file was created with a Redis server configured to "
                            f"handle more than {ndb} databases. Exiting")

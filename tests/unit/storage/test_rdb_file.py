@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import struct
+import time
 
 import pytest
 
@@ -37,6 +38,19 @@ def test_keyspace_round_trip_skips_expired_keys() -> None:
     assert back[0].data[b"s"] == b"hello" and back[0].data[b"big"] == b"z" * 5000
     assert list(back[0].data[b"l"]) == list(ks[0].data[b"l"])
     assert back[3].expires == {b"ttl": 1_700_000_100_000}
+
+
+def test_key_load_delay_waits_after_each_key() -> None:
+    ks = Keyspace(16)
+    for i in range(10):
+        ks[0].set(b"k%d" % i, b"v")
+    data = b"".join(rdb.dump_keyspace(ks))
+    start = time.monotonic()
+    rdb.load_into(data, Keyspace(16), 0, key_delay_us=30_000)
+    assert time.monotonic() - start >= 0.3  # 10 keys x 30 ms at least
+    start = time.monotonic()
+    rdb.load_into(data, Keyspace(16), 0, key_delay_us=-5)  # not positive: no wait
+    assert time.monotonic() - start < 0.3
 
 
 def test_checksum_is_verified_and_can_be_disabled() -> None:
