@@ -495,6 +495,9 @@ def exec_queued(server: Server, client: Client) -> Reply:
         return NULL_ARRAY  # a WATCHed key changed
     replies: list[Reply] = []
     client.in_exec = True
+    # After the transaction the client's last command is EXEC again (CLIENT LIST's cmd=),
+    # as Redis's execCommand restores it: ``call`` sets it for each queued command.
+    exec_cmd, exec_argv = client.cmd, client.argv
     try:
         if server.aof is not None and any(c.flags & F.WRITE for c, _ in queued):
             server.aof.begin_multi(client.db.id)
@@ -509,6 +512,7 @@ def exec_queued(server: Server, client: Client) -> Reply:
             server.aof.end_multi()
     finally:
         client.in_exec = False
+        client.cmd, client.argv = exec_cmd, exec_argv
     if client.reply_mode != REPLY_ON:
         # CLIENT REPLY OFF drops EXEC's reply, but not the (UN)SUBSCRIBE confirmations in
         # it: Redis writes them as pushes (CLIENT_PUSHING) while the transaction runs.

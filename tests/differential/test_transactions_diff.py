@@ -177,3 +177,19 @@ def test_writes_from_another_connection(raw_pair, writers, name: str) -> None:  
     assert ours.call("EXISTS", "done") == theirs.call("EXISTS", "done")
     for w in writers:
         w.call("FLUSHALL")
+
+
+@pytest.mark.parametrize("queued", [["GET", "k"], ["SET", "k", "v"], ["CLIENT", "ID"]])
+def test_last_command_after_exec_is_exec(raw_pair, writers, queued: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """CLIENT LIST's cmd= for a client whose last command was EXEC: Redis's list units wait
+    for ``cmd=exec`` to know a transaction has run."""
+    seen = []
+    for client, other in zip(raw_pair, writers, strict=True):
+        client_id = hiredis.Reader()
+        client_id.feed(client.call("CLIENT", "ID"))
+        client.call("MULTI")
+        client.call(*queued)
+        client.call("EXEC")
+        line = other.call("CLIENT", "LIST", "ID", str(client_id.gets()))
+        seen.append(line.split(b" cmd=")[1].split(b" ")[0])
+    assert seen == [b"exec", b"exec"]
