@@ -13,7 +13,8 @@ Mirrors Redis 7's ``pauseClients`` / ``unpauseClients`` and the check in ``proce
 * The end of a pause (its timer, or CLIENT UNPAUSE) re-runs the held commands in arrival
   order through ``dispatch.process_command`` (every check again), then resumes the rest of
   each client's input.
-* While paused, keys are not expired in the background (Redis pauses active expiry too).
+* While paused, keys are not expired, neither in the background nor on lookup: an expired
+  key reads as absent but stays stored until the pause ends (Redis's PAUSE_ACTION_EXPIRE).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ class ClientPause:
             mode = max(mode, self.mode)
             end = max(end, self.end)
         self.mode, self.end = mode, end
+        self.server.keyspace.pause_expiry(True)
         if self.timer is not None:
             self.timer.cancel()
         self.timer = loop.call_at(end, self._timed_out)
@@ -99,6 +101,7 @@ class ClientPause:
             self.timer = None
         self.mode = PAUSE_OFF
         self.end = 0.0
+        self.server.keyspace.pause_expiry(False)
 
     def _release(self, held: list[Client]) -> None:
         from .dispatch import process_command

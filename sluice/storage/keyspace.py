@@ -27,6 +27,10 @@ its high bits, and a cursor of the epoch before is mapped onto the new slots (an
 restarts the scan: duplicates are allowed, misses are not). Random keys (RANDOMKEY, eviction
 samples) are random slots, which compaction keeps at least a quarter full.
 
+While expiry is paused (``Keyspace.pause_expiry``: CLIENT PAUSE, as Redis's
+``PAUSE_ACTION_EXPIRE``) an expired key reads as absent but is not deleted, neither by a
+lookup nor by ``active_expire``: a pause must not change the data set.
+
 Lookups (``get``, ``peek``) count as Redis's ``lookupKeyRead``: while ``access.counting``
 (set per command by dispatch), INFO's keyspace hits and misses, and a miss fires the
 "keymiss" event; ``get`` touches the key (LRU clock or LFU counter); ``find`` is the quiet
@@ -167,7 +171,7 @@ class Database:
 
     __slots__ = ("id", "data", "expires", "clock", "on_expire", "_heap", "slots", "keys_at",
                  "meta", "sizes", "kinds", "free", "used", "keysizes", "epoch", "_remap",
-                 "access", "overrides", "subexpires", "_hot", "_hot_skips")
+                 "access", "overrides", "subexpires", "_hot", "_hot_skips", "keep_expired")
 
     def __init__(self, db_id: int, clock: Clock, on_expire: ExpireHook | None = None,
                  access: Access | None = None) -> None:
@@ -188,6 +192,7 @@ class Database:
         # each; ``settle`` measures it before anyone reads the sizes.
         self._hot: bytes | None = None
         self._hot_skips = 0
+        self.keep_expired = False  # expiry paused: expired keys read as absent, stay stored
         self._reset_slots()
 
     def _reset_slots(self) -> None:
@@ -210,6 +215,8 @@ class Database:
     def _expired(self, key: bytes) -> bool:
         when = self.expires.get(key)
         if when is not None and when <= self.clock.now_ms():
+            if self.keep_expired:
+                return True
             self._remove(key)
             if self.on_expire is not None:
                 self.on_expire(self, key)
@@ -644,6 +651,8 @@ class Database:
 
     def active_expire(self, max_keys: int = 200) -> int:
         """Delete up to ``max_keys`` keys whose deadline has passed; return how many."""
+        if self.keep_expired:
+            return 0
         heap, expires = self._heap, self.expires
         now = self.clock.now_ms()
         done = 0
@@ -694,13 +703,16 @@ class Database:
 
     def random_key(self) -> bytes | None:
         """A random live key (RANDOMKEY is no access to the key)."""
+        key: bytes | None = None
         for _ in range(100):
             key = self.sample_key()
             if key is None:
                 return None
             if self.find(key) is not None:
                 return key
-        return None
+        # Expiry paused and every key tried expired: as Redis's dbRandomKey, answer one of
+        # them rather than nothing (the keys are still there, only logically expired).
+        return key if self.keep_expired else None
 
     def sample_key(self) -> bytes | None:
         """A random key, expired or not (None when the database is empty)."""
@@ -734,6 +746,11 @@ class Keyspace:
         self.clock = clock or Clock()
         self.access = Access(self.clock.now_ms())  # policy, clocks and stats the dbs share
         self.dbs = [Database(i, self.clock, on_expire, self.access) for i in range(count)]
+
+    def pause_expiry(self, paused: bool) -> None:
+        """CLIENT PAUSE: while paused, no database deletes a key because it expired."""
+        for db in self.dbs:
+            db.keep_expired = paused
 
     def update_lru_clock(self) -> None:
         """Refresh the coarse access clocks (the server's cron calls this)."""

@@ -397,3 +397,41 @@ def test_a_new_pause_never_weakens_the_current_one(paused_server: ThreadedServer
     finally:
         ctl.execute_command("CLIENT", "UNPAUSE")
         ctl.close()
+
+
+def test_pause_keeps_expired_keys_until_it_ends(paused_server: ThreadedServer) -> None:
+    """Redis's pause unit: during CLIENT PAUSE an expired key reads as absent but is not
+    deleted (no passive or active expiry: expired_keys does not move, DBSIZE still counts
+    it); after UNPAUSE the next lookups delete it."""
+    ctl = paused_server.client(socket_timeout=10)
+    try:
+        expired = ctl.info("stats")["expired_keys"]
+        pipe = ctl.pipeline(transaction=True)
+        pipe.set("a", "1", px=10).set("b", "2", px=10)
+        pipe.execute_command("CLIENT", "PAUSE", "100000", "WRITE")
+        pipe.execute()
+        wait_until(lambda: ctl.get("a") is None and ctl.get("b") is None,
+                   what="the keys logically expired")
+        assert ctl.exists("a", "b") == 0 and ctl.dbsize() == 2
+        assert ctl.info("stats")["expired_keys"] == expired
+        ctl.execute_command("CLIENT", "UNPAUSE")
+        assert ctl.get("a") is None and ctl.get("b") is None
+        assert ctl.info("stats")["expired_keys"] == expired + 2 and ctl.dbsize() == 0
+    finally:
+        ctl.execute_command("CLIENT", "UNPAUSE")
+        ctl.close()
+
+
+def test_randomkey_answers_an_expired_key_during_a_pause(paused_server: ThreadedServer) -> None:
+    ctl = paused_server.client(socket_timeout=10)
+    try:
+        pipe = ctl.pipeline(transaction=True)
+        pipe.set("only", "v", px=5).execute_command("CLIENT", "PAUSE", "100000", "WRITE")
+        pipe.execute()
+        wait_until(lambda: ctl.get("only") is None, what="the key logically expired")
+        assert ctl.randomkey() == b"only"  # Redis's dbRandomKey gives up looking for a live one
+        ctl.execute_command("CLIENT", "UNPAUSE")
+        assert ctl.randomkey() is None
+    finally:
+        ctl.execute_command("CLIENT", "UNPAUSE")
+        ctl.close()
