@@ -435,3 +435,24 @@ def test_randomkey_answers_an_expired_key_during_a_pause(paused_server: Threaded
     finally:
         ctl.execute_command("CLIENT", "UNPAUSE")
         ctl.close()
+
+
+@pytest.mark.parametrize("argv", [["PUBLISH", "ch", "m"], ["SPUBLISH", "ch", "m"],
+                                  ["PFCOUNT", "hll"]])
+def test_pause_write_holds_commands_that_may_replicate(paused_server: ThreadedServer,
+                                                       argv: list[str]) -> None:
+    """Redis holds commands flagged may_replicate (a publish, a PFCOUNT that may rewrite its
+    key) during CLIENT PAUSE WRITE, though they are not writes."""
+    ctl = paused_server.client(socket_timeout=10)
+    other = RawClient(paused_server.port)
+    try:
+        ctl.pfadd("hll", "x")
+        ctl.execute_command("CLIENT", "PAUSE", "100000", "WRITE")
+        other.send_raw(_cmds(argv))
+        wait_until(lambda: held(paused_server) == 1, what=f"{argv[0]} held")
+        ctl.execute_command("CLIENT", "UNPAUSE")
+        assert other.read_reply() == (b":1\r\n" if argv[0] == "PFCOUNT" else b":0\r\n")
+    finally:
+        ctl.execute_command("CLIENT", "UNPAUSE")
+        other.close()
+        ctl.close()
