@@ -102,18 +102,20 @@ def setrange(value: bytes, offset: int, patch: bytes) -> bytes:
 
 
 def getrange(value: bytes, start: int, end: int) -> bytes:
-    """GETRANGE's slice (Redis 8 rules: a range entirely before the start is empty)."""
+    """GETRANGE's slice, by Redis 8's ``getrangeCommand``: two negative indexes in the wrong
+    order give nothing; otherwise negative indexes count from the end, both are clamped into
+    the string (so ``0 -100`` is the first byte), and a start past the end gives nothing."""
     n = len(value)
-    if start < 0:
-        start += n
-    if end < 0:
-        end += n
-    if n == 0 or start >= n or end < 0 or start > end:
+    if start < 0 and end < 0 and start > end:
         return b""
     if start < 0:
-        start = 0
+        start = max(start + n, 0)
+    if end < 0:
+        end = max(end + n, 0)
     if end >= n:
         end = n - 1
+    if n == 0 or start > end:
+        return b""
     return value[start : end + 1]
 
 

@@ -115,7 +115,9 @@ def test_ranges() -> None:
     assert getrange(b"Hello", -3, -2) == b"ll"
     assert getrange(b"Hello", 3, 100) == b"lo"
     assert getrange(b"Hello", -100, 1) == b"He"
-    assert getrange(b"Hello", 0, -100) == b""  # Redis 8
+    assert getrange(b"Hello", 0, -100) == b"H"  # 8.6.3: the end is clamped to the first byte
+    assert getrange(b"Hello", -100, -101) == b""  # two negative indexes in the wrong order
+    assert getrange(b"Hello", 1, -100) == b""
     assert getrange(b"Hello", 4, 2) == b""
     assert getrange(b"", 0, -1) == b""
     assert setrange(b"Hello", 1, b"EY") == b"HEYlo"
