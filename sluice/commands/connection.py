@@ -20,6 +20,8 @@ from .errors import (
     CLIENT_NAME_CHARS,
     DB_INDEX_OUT_OF_RANGE,
     INVALID_CLIENT_ID,
+    MAXAGE_NOT_INTEGER,
+    MAXAGE_POSITIVE,
     NO_SUCH_CLIENT,
     NO_SUCH_USER,
     NOPROTO,
@@ -274,11 +276,10 @@ def _kill_filters(args: Args, ctx: Context) -> Callable[[Context], bool]:
             if word not in (b"yes", b"no"):
                 raise CommandError(SYNTAX)
             skipme = word == b"yes"
-        elif opt == b"MAXAGE":  # Redis 7.4+ (the newest documented form)
-            n = _plain_int(value)
-            if n is None:
-                raise CommandError(SYNTAX)
-            maxage = n
+        elif opt == b"MAXAGE":  # Redis 7.4+: clients connected more than this many seconds
+            maxage = parse_int(value, MAXAGE_NOT_INTEGER)
+            if maxage <= 0:
+                raise CommandError(MAXAGE_POSITIVE)
         else:
             raise CommandError(SYNTAX)
     now_ms = time.time_ns() // 1_000_000
@@ -287,7 +288,7 @@ def _kill_filters(args: Args, ctx: Context) -> Callable[[Context], bool]:
         return ((not ids or c.id in ids) and (kind is None or c.kind == kind)
                 and (addr is None or c.addr == addr) and (laddr is None or c.laddr == laddr)
                 and (user is None or c.user == user) and not (skipme and c is ctx)
-                and (maxage <= 0 or now_ms - c.created_ms >= maxage * 1000))
+                and (maxage <= 0 or now_ms // 1000 - c.created_ms // 1000 > maxage))
 
     return matches
 

@@ -456,3 +456,28 @@ def test_pause_write_holds_commands_that_may_replicate(paused_server: ThreadedSe
         ctl.execute_command("CLIENT", "UNPAUSE")
         other.close()
         ctl.close()
+
+
+def test_client_kill_maxage_kills_clients_connected_longer(paused_server: ThreadedServer) -> None:
+    """CLIENT KILL MAXAGE n: clients connected more than n seconds (Redis compares whole
+    seconds). The old client's connection time is moved back, rather than waiting."""
+    ctl = paused_server.client(socket_timeout=10)
+    old, young = RawClient(paused_server.port), RawClient(paused_server.port)
+    try:
+        old_id = int(old.call("CLIENT", "ID")[1:-2])
+        young_id = int(young.call("CLIENT", "ID")[1:-2])
+        server = paused_server.server
+        assert server is not None
+
+        def age(client_id: int, seconds: int) -> None:
+            server.clients[client_id].created_ms -= seconds * 1000
+
+        paused_server.call(lambda: age(old_id, 20))
+        assert ctl.execute_command("CLIENT", "KILL", "MAXAGE", "30") == 0
+        assert ctl.execute_command("CLIENT", "KILL", "MAXAGE", "10") == 1
+        ids = {int(fields(line)["id"]) for line in ctl.execute_command("CLIENT", "LIST").splitlines()}
+        assert old_id not in ids and young_id in ids
+    finally:
+        old.close()
+        young.close()
+        ctl.close()
