@@ -253,7 +253,9 @@ def load_stream(r: Reader, rdb_type: int) -> Stream:
     for _ in range(r.len()):
         name = r.string()
         last_id = _read_id(r)
-        entries_read = r.signed_len() if rdb_type >= T_STREAM_LISTPACKS_2 else -1
+        # Before 7.0 groups had no read counter: estimated from the stream, as Redis does.
+        entries_read = (r.signed_len() if rdb_type >= T_STREAM_LISTPACKS_2
+                        else s.estimate_distance(last_id))
         try:
             g = s.create_group(name, last_id, entries_read)
         except BusyGroupError:

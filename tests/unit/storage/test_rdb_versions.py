@@ -126,6 +126,38 @@ def test_redis_7_0_stream_payload_loads() -> None:
     assert (s.idmp.duration, s.idmp.maxsize, s.idmp.producers) == (100, 100, {})
 
 
+def _legacy_stream_payload() -> bytes:
+    """A stream in Redis 6.2's layout (type 15: no first id, max deleted id or entries added,
+    no group read counters), built here from XADD 1-0 .. 6-0, XDEL 3-0, XTRIM MAXLEN 2 and
+    groups g1 at 5-0 and g2 at 0-0, with empty PELs; a zero checksum (not checked)."""
+    from sluice.storage.rdb_stream import _id_len, _node_listpack
+    from sluice.storage.stream import Stream
+
+    s = Stream()
+    for ms in range(1, 7):
+        s.append((ms << 64, False), [b"data", b"abcdef"[ms - 1 : ms]], 0)
+    s.delete([3 << 64])
+    s.trim("MAXLEN", 2)
+    nodes = list(s.iter_nodes())
+    out = bytearray(b"\x0f") + enc_len(len(nodes))
+    for node in nodes:
+        out += enc_string(node.master_id.to_bytes(16, "big")) + enc_string(_node_listpack(node))
+    out += enc_len(s.length) + _id_len(s.last_id) + enc_len(2)
+    for name, last in ((b"g1", 5 << 64), (b"g2", 0)):
+        out += enc_string(name) + _id_len(last) + enc_len(0) + enc_len(0)
+    return bytes(out) + struct.pack("<H", 9) + bytes(8)
+
+
+def test_redis_6_2_stream_groups_get_an_estimated_read_counter() -> None:
+    """Redis's stream-cgroups unit, "Loading from legacy (Redis <= v6.2.x, rdb_ver < 10)":
+    a group at the first entry has read 1 of the 2 added, one before it 0 (lags 1 and 2)."""
+    s = rdb.load_payload(_legacy_stream_payload())
+    assert (s.length, s.first_id, s.entries_added, s.max_deleted_entry_id) == (2, 5 << 64, 2, 0)
+    g1, g2 = s.groups[b"g1"], s.groups[b"g2"]
+    assert (g1.entries_read, s.group_lag(g1)) == (1, 1)
+    assert (g2.entries_read, s.group_lag(g2)) == (0, 2)
+
+
 def test_redis_8_6_stream_payload_loads_with_its_idmp_state() -> None:
     s = rdb.load_payload(STREAM_8_6)
     assert [sid for sid, _ in s.range(0, (1 << 128) - 1)] == [(1 << 64) | 1, *STREAM_8_6_IDS]
