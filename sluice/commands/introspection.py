@@ -205,7 +205,7 @@ def keys_from_specs(c: Command, argv: list[bytes], *, partial: bool = False
                     continue
                 return None
             first += ks.firstkey
-            last = first + count - 1
+            last = first + (count - 1) * ks.step  # MSETEX: keys two apart (8.4's fix)
         elif ks.lastkey >= 0:
             last = first + ks.lastkey
         elif ks.limit:
@@ -236,11 +236,25 @@ def _target(table: Mapping[bytes, Command], argv: list[bytes]) -> Command | None
     return c
 
 
+_CONDITIONS = frozenset((b"ifeq", b"ifne", b"ifdeq", b"ifdne"))  # SET / DELEX (8.4)
+
+
 def _set_key_flags(argv: list[bytes]) -> int:
-    """SET: with GET the old value is read (RW, access), otherwise just overwritten (OW)."""
-    if any(a.lower() == b"get" for a in argv[3:]):
+    """SET: with GET the old value is read (RW, access); a condition (IFEQ ...) compares
+    with it (RW); otherwise it is just overwritten (OW). Any word counts, as in Redis."""
+    words = {a.lower() for a in argv[3:]}
+    if b"get" in words:
         return K.RW | K.ACCESS | K.UPDATE
+    if words & _CONDITIONS:
+        return K.RW | K.UPDATE
     return K.OW | K.UPDATE
+
+
+def _delex_key_flags(argv: list[bytes]) -> int:
+    """DELEX: a condition reads the value (RW); without one the key is only removed (RM)."""
+    if any(a.lower() in _CONDITIONS for a in argv[2:]):
+        return K.RW | K.DELETE
+    return K.RM | K.DELETE
 
 
 def _bitfield_key_flags(argv: list[bytes]) -> int:
@@ -274,7 +288,8 @@ _KEY_FINDERS = {"sort": _sort_keys}
 
 # Commands whose key specs say ``variable_flags``: the real flags depend on the arguments, as
 # Redis's setGetKeys / bitfieldGetKeys work them out.
-_VARIABLE_FLAGS = {"set": _set_key_flags, "bitfield": _bitfield_key_flags}
+_VARIABLE_FLAGS = {"set": _set_key_flags, "bitfield": _bitfield_key_flags,
+                   "delex": _delex_key_flags}
 
 
 def get_keys(table: Mapping[bytes, Command], argv: list[bytes]) -> list[tuple[int, int]]:

@@ -417,7 +417,15 @@ def test_getkeys_of_commands_we_share(raw_pair: Any) -> None:
              ["XGROUP", "CREATE", "s", "g", "$"], ["XINFO", "STREAM", "s"], ["XADD", "s", "*", "f", "v"],
              ["EVAL", "s", "2", "a", "b", "x"], ["FCALL", "f", "1", "a"], ["EXISTS", "a", "b", "c"],
              ["SET", "a", "b", "NX", "GET"], ["BITFIELD", "a", "GET", "u8", "0"],
-             ["BITFIELD", "a", "SET", "u8", "0", "1"]]
+             ["BITFIELD", "a", "SET", "u8", "0", "1"],
+             # keynum with keystep 2 (8.4's MSETEX); SET and DELEX conditions read the value
+             ["MSETEX", "2", "k1", "v1", "k2", "v2", "EX", "10"],
+             ["MSETEX", "3", "k1", "v1", "k2", "v2", "k3", "v3", "KEEPTTL"],
+             ["MSETEX", "2", "k1", "v1", "k2"], ["MSETEX", "3", "k1", "v1", "k2", "v2"],
+             ["SET", "a", "b", "IFEQ", "b"], ["SET", "a", "b", "EX", "IFDNE"],
+             ["SET", "a", "b", "IFNE", "c", "GET"], ["DELEX", "a"], ["DELEX", "a", "IFDEQ", "d"],
+             ["DELEX", "a", "bogus", "v"], ["LMPOP", "3", "a", "b", "c", "RIGHT"],
+             ["ZUNION", "2", "a", "b"], ["SINTERCARD", "2", "a", "b"]]
     compared = 0
     for argv in cases:
         if argv[0].lower().encode() not in ours_commands:
