@@ -138,6 +138,12 @@ class ClientProtocol(asyncio.Protocol):
             return
         if check_output_buffer(client, self.transport):
             return
+        limits = self.server.config.client_output_buffer_limit
+        if limits.get(client.kind, limits["normal"])[0]:
+            # A hard limit for its class: Redis's rule holds instead, the client's commands
+            # run on and it is closed when its output reaches the limit (a pause would keep a
+            # client that never reads connected, its requests waiting, forever).
+            return
         client.paused_reading = True
 
     def resume_writing(self) -> None:

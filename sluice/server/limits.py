@@ -9,8 +9,9 @@ soft seconds, too. Output buffers are checked whenever replies are handed to the
 which is where they grow: a Pub/Sub subscriber or MONITOR that never reads is closed by the
 limit, not by the server running out of memory.
 
-Sluice adds backpressure where Redis has none: while a client's transport is above its high
-water mark ``process_input`` stops running its pipelined requests (``paused_reading``), so
+Sluice adds backpressure where Redis has none, for clients whose class has no hard limit
+(normal clients by default): while such a client's transport is above its high water mark
+``process_input`` stops running its pipelined requests (``paused_reading``), so
 one read of pipelined ``GET``\\ s of a big value can't build gigabytes of replies;
 ``resume_writing`` runs the rest once the client has read. The socket is still read: the
 requests wait in the reader, bounded by client-query-buffer-limit as in Redis. (Pausing the

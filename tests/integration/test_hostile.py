@@ -248,6 +248,43 @@ def test_output_buffer_hard_limit_closes_a_monitor(make_server: Make) -> None:
     assert_healthy(s)
 
 
+@pytest.mark.parametrize("command", [[b"XRANGE", b"s", b"-", b"+"], [b"GET", b"big"]])
+def test_output_buffer_hard_limit_closes_a_pipelining_client_that_never_reads(
+        make_server: Make, command: list[bytes]) -> None:
+    """The limit set at run time, a client that pipelines large replies and reads none:
+    Redis runs its commands and closes it at the hard limit. (Without a hard limit Sluice
+    pauses such a client instead: test_slow_reader_is_paused_not_buffered.)"""
+    s = make_server()
+    admin = client(s)
+    admin.set("big", "v" * 50_000)
+    for i in range(100):
+        admin.xadd("s", {"f": "x" * 500}, id=f"{i + 1}-0")
+    assert admin.config_set("client-output-buffer-limit", "normal 1mb 1mb 0")
+    hog = socket.create_connection(("127.0.0.1", s.port), timeout=10)
+    hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 32 * 1024)
+    try:
+        request = b"*%d\r\n" % len(command) + b"".join(
+            b"$%d\r\n%s\r\n" % (len(a), a) for a in command)
+        sender = threading.Thread(target=lambda: _send_until_closed(hog, request * 400),
+                                  daemon=True)
+        sender.start()
+        wait_until(lambda: admin.info("stats")["client_output_buffer_limit_disconnections"] == 1,
+                   what="the client closed at the hard limit")
+        wait_until(lambda: admin.info("clients")["connected_clients"] == 1,
+                   what="only the admin client left")
+        sender.join(10)
+        assert_healthy(s)
+    finally:
+        hog.close()
+
+
+def _send_until_closed(sock: socket.socket, data: bytes) -> None:
+    try:
+        sock.sendall(data)
+    except OSError:
+        pass  # closed by the server: what the test waits for
+
+
 def test_output_buffer_soft_limit(make_server: Make) -> None:
     s = make_server("client-output-buffer-limit normal 0 200kb 1")
     mon = socket.create_connection(("127.0.0.1", s.port), timeout=10)
