@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from sluice.storage.keyspace import Database
 
 from .args import Args
+from .cmdlatency import new_histogram
 from .reply import Reply
 
 
@@ -325,6 +326,8 @@ class Cmd(Generic[CtxT]):
     usec: int = 0
     rejected_calls: int = 0
     failed_calls: int = 0
+    # LATENCY HISTOGRAM: calls counted per histogram level (cmdlatency.py), as calls are.
+    hist: list[int] = field(default_factory=new_histogram)
 
     def __post_init__(self) -> None:
         self.categories = implicit_categories(self.flags, self.acl)

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sluice.commands.args import Args
+from sluice.commands.cmdlatency import LEVEL_OF_USEC, SMALL, level_of
 from sluice.commands.context import Command, Reply
 from sluice.commands.errors import (
     EXECABORT,
@@ -150,6 +151,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             start = end
             if reply is not BLOCKED:  # counted once, when it is done (see call)
                 cmd.calls += 1
+                cmd.hist[LEVEL_OF_USEC[duration] if duration < SMALL else level_of(duration)] += 1
                 client.commands_processed += 1
             else:
                 client.blocked_usec += duration
@@ -387,6 +389,7 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
         if client.blocked_usec:
             duration += client.blocked_usec
             client.blocked_usec = 0
+        cmd.hist[LEVEL_OF_USEC[duration] if duration < SMALL else level_of(duration)] += 1
     else:
         client.blocked_usec += duration
     if (type(reply) is ErrorReply or duration >= server.slow_threshold_us

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sluice import REDIS_VERSION, __version__
+from sluice.commands.cmdlatency import new_histogram
 from sluice.storage.hashes import count_subexpiry
 from sluice.storage.keyspace import NO_KIND
 from sluice.storage.memsize import KIND_HASH, KIND_LIST, KIND_SET, KIND_STRING, KIND_ZSET
@@ -447,3 +448,4 @@ def reset_stats(server: Server) -> None:
     for c in server.table.values():
         for row in (c, *c.subcommands.values()):
             row.calls = row.usec = row.rejected_calls = row.failed_calls = 0
+            row.hist[:] = new_histogram()

@@ -254,6 +254,37 @@ def test_config_get_star_names_only_redis_parameters(raw_pair: Any) -> None:
     assert b"metrics-port" not in names("metrics-*", "*-port")
 
 
+def test_latency_histogram_as_redis(raw_pair: Any) -> None:
+    """The same commands, calls and shape (cumulative counts at Redis's levels) as
+    redis-server after the same calls; the times themselves differ."""
+    # HdrHistogram's highest equivalent value of 1,024 ns << k (2 significant figures: the
+    # range at that value is 8 ns << k), in microseconds: 1, 2, 4, 8, 16, 33, 66, 132 ...
+    levels = {((1024 << k) + (8 << k) - 1) // 1000 for k in range(21)}
+    seen = []
+    for c in raw_pair:
+        c.call("CONFIG", "RESETSTAT")
+        for argv in (["SET", "a", "b"], ["SET", "c", "d"], ["GET", "a"], ["CLIENT", "ID"],
+                     ["CLIENT", "GETNAME"]):
+            c.call(*argv)
+        got = {}
+        for args in ([], ["set", "get"], ["client"], ["client|id", "nosuch", "set"], ["nosuch"]):
+            reply = _parse(c.call("LATENCY", "HISTOGRAM", *args))
+            pairs = reply.items() if isinstance(reply, dict) else zip(reply[::2], reply[1::2], strict=True)
+            entries = {}
+            for name, record in pairs:
+                record = record if isinstance(record, dict) else dict(zip(record[::2], record[1::2], strict=True))
+                cdf = record[b"histogram_usec"]
+                cdf = list(cdf.items()) if isinstance(cdf, dict) else list(zip(cdf[::2], cdf[1::2], strict=True))
+                assert {level for level, _ in cdf} <= levels, cdf
+                counts = [n for _, n in cdf]
+                assert counts == sorted(counts) and counts[-1] == record[b"calls"]
+                entries[name] = record[b"calls"]
+            got[" ".join(args)] = entries
+        seen.append(got)
+    assert seen[0] == seen[1]
+    assert seen[0]["client"] == {b"client|id": 1, b"client|getname": 1}
+
+
 def test_list_compress_depth_is_kept(raw_pair: Any) -> None:
     """Redis's list units set it first thing: it must be a known, settable parameter."""
     for c in raw_pair:
