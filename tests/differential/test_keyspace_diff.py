@@ -225,3 +225,38 @@ def test_randomkey_returns_a_live_key(raw_pair) -> None:  # type: ignore[no-unty
     ours.call("PEXPIREAT", "c", "1")
     seen = {_parse(ours.call("RANDOMKEY")) for _ in range(60)}
     assert seen == {b"a", b"b"}
+
+
+def test_lazyfreed_objects_counted_as_redis(pair) -> None:  # type: ignore[no-untyped-def]
+    """INFO's lazyfreed_objects: what Redis frees in the background. UNLINK of a value whose
+    free effort is over 64 allocations (a 200-member hashtable set; not a 64-member one, not
+    a 64-member listpack, a short list or a string), and every key of a flush unless it is a
+    SYNC one inside MULTI.
+    redis-server counts from its background thread, so its count is waited for."""
+    from tests.support import wait_until
+
+    steps: list[tuple[list[list[str]], int]] = [
+        ([["SADD", "big", *(f"m{i}" for i in range(200))], ["UNLINK", "big"]], 1),
+        ([["SADD", "edge", *(f"m{i}" for i in range(64))], ["OBJECT", "ENCODING", "edge"],
+          ["UNLINK", "edge"]], 1),
+        ([["RPUSH", "l", *map(str, range(1000))], ["SET", "s", "x" * 100_000],
+          ["UNLINK", "l", "s", "nope"]], 1),
+        # ~125 quicklist nodes of 8 KB; a 600-field hashtable hash; a 200-member skiplist
+        ([["RPUSH", "q", *("x" * 1000 for _ in range(1000))],
+          ["HSET", "h", *(f"f{i // 2}" for i in range(1200))],
+          ["ZADD", "z", *(f"{i // 2}" for i in range(400))], ["UNLINK", "q", "h", "z"]], 4),
+        ([["MSET", "a", "1", "b", "2", "c", "3"], ["FLUSHALL"]], 7),
+        ([["MSET", "a", "1", "b", "2"], ["MULTI"], ["FLUSHALL"], ["EXEC"]], 7),
+        ([["MSET", "a", "1", "b", "2"], ["MULTI"], ["FLUSHDB", "ASYNC"], ["EXEC"]], 9),
+        ([["SET", "a", "1"], ["FLUSHDB", "SYNC"], ["FLUSHALL"]], 10),
+    ]
+    for client in pair:
+        client.config_resetstat()
+    for commands, expected in steps:
+        for client in pair:
+            for argv in commands:
+                client.execute_command(*argv)
+            wait_until(lambda c=client, n=expected: c.info("memory")["lazyfreed_objects"] == n,
+                       what=f"lazyfreed_objects {expected} after {commands[-1]}")
+    ours, theirs = (c.info("memory")["lazyfreed_objects"] for c in pair)
+    assert ours == theirs == 10
