@@ -247,7 +247,7 @@ PARAMS: list[Param] = [
           render=_render_obuf),
     Param("hz", "int", 10, 0, 2**31 - 1),  # clamped to 1..500 where used
     Param("busy-reply-threshold", "int", 5000, 0, 2**63 - 1, aliases=("lua-time-limit",)),
-    Param("lua-enable-deprecated-api", "bool", False, flags=IMMUTABLE),
+    Param("lua-enable-deprecated-api", "bool", False, flags=IMMUTABLE | HIDDEN),  # hidden in Redis
     Param("stream-node-max-entries", "int", 100, 0, 2**63 - 1),
     Param("stream-node-max-bytes", "memory", 4096, 0, 2**63 - 1),
     Param("stream-idmp-duration", "int", 100, 1, 86400),  # a new stream's IDMP settings (8.6)

@@ -62,6 +62,7 @@ SAME_REPLY = [
     ["CONFIG", "SET", "daemonize", "yes"], ["CONFIG", "SET", "daemonize", "no"],
     ["CONFIG", "GET", "daemonize"], ["CONFIG", "GET", "key-load-delay"],
     ["CONFIG", "GET", "key-load-*"], ["CONFIG", "SET", "key-load-delay", "x"],
+    ["CONFIG", "GET", "lua-*"], ["CONFIG", "GET", "lua-enable-deprecated-api"],
     ["CONFIG", "SET", "key-load-delay", "-2147483649"],
     # SLOWLOG, LATENCY, SHUTDOWN, MONITOR
     ["SLOWLOG"], ["SLOWLOG", "GET", "x"], ["SLOWLOG", "GET", "-2"], ["SLOWLOG", "GET", "1", "2"],
