@@ -175,6 +175,15 @@ def _render_words(value: list[list[bytes]]) -> bytes:
     return b"\n".join(b" ".join(words) for words in value)
 
 
+def _parse_replicaof(args: list[bytes]) -> str:
+    """Only "not a replica": Sluice has no replication, so a config naming a master is
+    refused at start rather than ignored (CONFIG SET replicaof is immutable, as in Redis)."""
+    words = b" ".join(args).split()
+    if words and [w.lower() for w in words] != [b"no", b"one"]:
+        raise ConfigError("Sluice has no replication: replicaof must be 'no one'")
+    return ""
+
+
 def _parse_octal(args: list[bytes]) -> int:
     if len(args) != 1:
         raise ConfigError("wrong number of arguments")
@@ -254,6 +263,9 @@ PARAMS: list[Param] = [
     Param("stream-idmp-maxsize", "int", 100, 1, 10000),
     # The Prometheus endpoint (metrics.py): Sluice's own, so hidden from patterns.
     Param("metrics-port", "int", 0, 0, 65535, flags=IMMUTABLE | HIDDEN),
+    # Always a master (CONFIG GET answers "", as a master's Redis does).
+    Param("replicaof", "special", "", flags=IMMUTABLE, parse=_parse_replicaof,
+          render=lambda v: b"", aliases=("slaveof",)),
     # Sluice runs in the foreground (a supervisor or container runs it): only ``no``.
     Param("daemonize", "enum", "no", choices=("no",), flags=IMMUTABLE),
     Param("list-max-listpack-size", "int", -2, -(2**31), 2**31 - 1, aliases=("list-max-ziplist-size",)),

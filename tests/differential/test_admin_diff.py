@@ -63,6 +63,8 @@ SAME_REPLY = [
     ["CONFIG", "GET", "daemonize"], ["CONFIG", "GET", "key-load-delay"],
     ["CONFIG", "GET", "key-load-*"], ["CONFIG", "SET", "key-load-delay", "x"],
     ["CONFIG", "GET", "lua-*"], ["CONFIG", "GET", "lua-enable-deprecated-api"],
+    ["CONFIG", "GET", "replicaof"], ["CONFIG", "GET", "*of"], ["CONFIG", "GET", "slaveof"],
+    ["CONFIG", "SET", "replicaof", "no one"], ["CONFIG", "SET", "slaveof", "127.0.0.1 1"],
     ["CONFIG", "SET", "key-load-delay", "-2147483649"],
     # SLOWLOG, LATENCY, SHUTDOWN, MONITOR
     ["SLOWLOG"], ["SLOWLOG", "GET", "x"], ["SLOWLOG", "GET", "-2"], ["SLOWLOG", "GET", "1", "2"],

@@ -138,6 +138,18 @@ def test_command_line_options_follow_redis_servers_rules(argv: list[str], expect
     assert {name: getattr(config, name) for name in expected} == expected
 
 
+def test_settings_sluice_cannot_honour_are_refused_at_start() -> None:
+    """replicaof/slaveof (no replication) and daemonize (runs in the foreground) are known
+    settings whose only accepted values are the ones Sluice lives by."""
+    config = Config()
+    config.load_argv(["--replicaof", "no", "one", "--slaveof", "NO ONE", "--daemonize", "no"])
+    for argv, word in ((["--replicaof", "127.0.0.1", "6380"], "replicaof"),
+                       (["--slaveof", "127.0.0.1", "6380"], "replicaof"),
+                       (["--daemonize", "yes"], "following: no")):
+        with pytest.raises(ConfigError, match=word):
+            Config().load_argv(argv)
+
+
 def _default_settings(cmd: list[str], port: int, cwd: str) -> dict[str, str]:
     proc = subprocess.Popen([*cmd, "--port", str(port)], cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
