@@ -211,3 +211,21 @@ def conversations(draw: st.DrawFn) -> list[Step]:
 @given(steps=conversations())
 def test_random_conversations(sluice: Any, reference: Any, steps: list[Step]) -> None:
     assert _conversation(sluice.port, 2, steps) == _conversation(reference.port, 2, steps)
+
+
+@pytest.mark.differential
+def test_a_script_publishing_to_its_caller(sluice: Any, reference: Any) -> None:
+    """RESP3: messages a script publishes to the client running it come after the script's
+    reply (Redis's current client is the caller, not the script's own client)."""
+    script = ("redis.call('ping', 'abc') redis.call('publish', 'foo', 'bar') "
+              "redis.call('publish', 'foo', 'vaz') return 'bla'")
+    steps: list[Step] = [
+        ("a", ["SUBSCRIBE", "foo"], 1),
+        ("a", ["EVAL", script, "0"], 3),  # the reply, then both messages
+        ("a", ["FCALL_RO", "nosuch", "0"], 1),
+        ("b", ["EVAL", "return redis.call('publish', 'foo', 'other')", "0"], 1),
+        ("a", None, 1),
+    ]
+    ours = _conversation(sluice.port, 3, steps)
+    assert ours == _conversation(reference.port, 3, steps)
+    assert ours[1] == b"a: $3\r\nbla\r\n"
