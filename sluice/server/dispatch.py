@@ -385,7 +385,12 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
         # counted every time it runs, and the slow log sees the runs' sum once, at the end,
         # as Redis adds up a blocked command's duration.
         cmd.calls += 1
-        client.commands_processed += 1  # EXEC's commands too, as Redis's call() counts them
+        if client.is_script:  # a script's commands count for the client running it (tot-cmds)
+            run = server.scripting.running
+            caller = run.caller if run is not None else None
+            (caller if isinstance(caller, Client) else client).commands_processed += 1
+        else:
+            client.commands_processed += 1  # EXEC's commands too, as Redis's call() counts them
         if client.blocked_usec:
             duration += client.blocked_usec
             client.blocked_usec = 0

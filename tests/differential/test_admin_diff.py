@@ -288,6 +288,20 @@ def test_latency_histogram_as_redis(raw_pair: Any) -> None:
     assert seen[0]["client"] == {b"client|id": 1, b"client|getname": 1}
 
 
+def test_tot_cmds_counts_a_scripts_commands_for_its_caller(raw_pair: Any) -> None:
+    """EVAL, the PING it runs, then CLIENT INFO: three commands for the caller's tot-cmds."""
+    deltas = []
+    for c in raw_pair:
+        def tot_cmds(c: Any = c) -> int:
+            info = _parse(c.call("CLIENT", "INFO"))
+            return int(re.search(rb"tot-cmds=(\d+)", bytes(info)).group(1))  # type: ignore[union-attr]
+
+        before = tot_cmds()
+        c.call("EVAL", "redis.call('ping') redis.call('set', 'k', 'v') return 1", "0")
+        deltas.append(tot_cmds() - before)
+    assert deltas == [4, 4]
+
+
 def test_list_compress_depth_is_kept(raw_pair: Any) -> None:
     """Redis's list units set it first thing: it must be a known, settable parameter."""
     for c in raw_pair:
