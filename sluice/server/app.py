@@ -682,6 +682,7 @@ class Server:
             if self.tracking.count:
                 self.tracking.limit(self.config.tracking_table_max_keys)
             if self.active_expire_enabled and not self.pause.mode:
+                start = time.perf_counter_ns()
                 for db in self.keyspace.dbs:
                     if db.expires:
                         # INFO expired_keys_active: the keys the cycle found (expired_keys
@@ -689,6 +690,11 @@ class Server:
                         self.stats["expired_keys_active"] += db.active_expire()
                     if db.subexpires:
                         self._expire_hash_fields(db)
+                threshold = self.config.latency_monitor_threshold
+                if threshold:  # LATENCY's expire-cycle event, as Redis's activeExpireCycle
+                    ms = (time.perf_counter_ns() - start) // 1_000_000
+                    if ms >= threshold:
+                        self.latency.add("expire-cycle", ms)
             timeout = self.config.timeout
             if timeout:
                 now = time.time_ns() // 1_000_000
