@@ -365,8 +365,6 @@ class RunningScript(Protocol):
     def argv(self) -> list[bytes]: ...  # the command that runs it (FUNCTION STATS)
     @property
     def eval_mode(self) -> bool: ...  # EVAL (SCRIPT KILL) rather than FCALL (FUNCTION KILL)
-    @property
-    def caller(self) -> Context: ...  # the client that sent EVAL / FCALL
 
     def duration_ms(self) -> int: ...  # how long it has run
 

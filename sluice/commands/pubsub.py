@@ -111,24 +111,14 @@ def sunsubscribe(ctx: Context, args: Args) -> Reply:
                  _shard_count)
 
 
-def _publisher(ctx: Context) -> Context:
-    """The client whose messages to itself wait for its reply: for a script's PUBLISH, the
-    client that ran the script (Redis's current client), so that they follow EVAL's reply."""
-    if ctx.is_script:
-        run = ctx.server.scripting.running
-        if run is not None:
-            return run.caller
-    return ctx
-
-
 def publish(ctx: Context, args: Args) -> Reply:
     argv = args.argv
-    return ctx.server.pubsub.publish(argv[1], argv[2], publisher=_publisher(ctx))
+    return ctx.server.pubsub.publish(argv[1], argv[2], publisher=ctx)
 
 
 def spublish(ctx: Context, args: Args) -> Reply:
     argv = args.argv
-    return ctx.server.pubsub.publish(argv[1], argv[2], shard=True, publisher=_publisher(ctx))
+    return ctx.server.pubsub.publish(argv[1], argv[2], shard=True, publisher=ctx)
 
 
 def _channels(ctx: Context, args: Args, shard: bool) -> Reply:

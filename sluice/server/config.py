@@ -351,7 +351,7 @@ PARAMS: list[Param] = [
     Param("lazyfree-lazy-user-flush", "bool", False),
     Param("notify-keyspace-events", "special", 0, parse=_parse_notify, render=format_classes),
     Param("tracking-table-max-keys", "int", 1_000_000, 0, 2**63 - 1),
-    Param("latency-tracking", "bool", True),  # accepted: Sluice keeps no latency histograms
+    Param("latency-tracking", "bool", True),  # accepted: LATENCY HISTOGRAM always records
     # Microseconds to wait after each key an RDB load reads (a debugging aid, hidden as in
     # Redis: it makes a load slow enough to watch).
     Param("key-load-delay", "int", 0, -(2**31), 2**31 - 1, flags=HIDDEN),
