@@ -218,8 +218,10 @@ def _parse_maxmemory_clients(args: list[bytes]) -> int:
     raw = args[0].strip()
     if raw.endswith(b"%"):
         digits = raw[:-1]
-        if not digits.isdigit() or not 0 <= int(digits) <= 100:
+        if not digits.isdigit():
             raise ConfigError("argument must be a memory or percent value")
+        if int(digits) > 100:
+            raise ConfigError("percentage argument must be less or equal to 100")
         return -int(digits)
     try:
         return parse_memory(raw)

@@ -65,6 +65,8 @@ SAME_REPLY = [
     ["CONFIG", "GET", "lua-*"], ["CONFIG", "GET", "lua-enable-deprecated-api"],
     ["CONFIG", "GET", "replicaof"], ["CONFIG", "GET", "slaveof"],  # (*of: in hash order)
     ["CONFIG", "SET", "replicaof", "no one"], ["CONFIG", "SET", "slaveof", "127.0.0.1 1"],
+    ["CONFIG", "SET", "maxmemory-clients", "200%"], ["CONFIG", "SET", "maxmemory-clients", "-1%"],
+    ["CONFIG", "SET", "maxmemory-clients", "1.5%"], ["CONFIG", "SET", "maxmemory-clients", "%"],
     ["CONFIG", "SET", "key-load-delay", "-2147483649"],
     # SLOWLOG, LATENCY, SHUTDOWN, MONITOR
     ["SLOWLOG"], ["SLOWLOG", "GET", "x"], ["SLOWLOG", "GET", "-2"], ["SLOWLOG", "GET", "1", "2"],
