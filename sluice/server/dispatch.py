@@ -430,7 +430,9 @@ def script_call(server: Server, client: Client, cmd: Command, argv: list[bytes])
         remember_reads(server, cmd, argv)  # a script's reads are its caller's
     cmd.usec += duration
     cmd.calls += 1
-    client.commands_processed += 1
+    run = server.scripting.running  # counted for the client running the script (tot-cmds)
+    caller = run.caller if run is not None else None
+    (caller if isinstance(caller, Client) else client).commands_processed += 1
     if (type(reply) is ErrorReply or duration >= server.slow_threshold_us or server.monitors
             or (server.aof is not None and (server.dirty > dirty or client.propagate_argv))):
         after_call(server, client, cmd, argv, reply, duration, dirty)
