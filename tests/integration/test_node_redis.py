@@ -16,69 +16,28 @@ is a failure.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import hashlib
 import json
-import os
-import shutil
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.node_clients import ensure_installed, pinned
 from tests.support import ProcessServer, ThreadedServer
 
 pytestmark = pytest.mark.timeout(120)
 
 PROJECT = Path(__file__).resolve().parents[1] / "clients" / "node-redis"
 SCRIPT = PROJECT / "exercise.js"
-PINNED = json.loads((PROJECT / "package.json").read_text())["dependencies"]["redis"]
+PINNED = pinned(PROJECT)["redis"]
 CHECKS = {"served_from_cache", "invalidated_by_another_connection", "hashes_and_lists",
           "flushall_invalidates_everything", "expiry_invalidates"}
 
 
-def _missing(reason: str) -> None:
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason} (required under CI: make test installs the client)")
-    pytest.skip(reason)
-
-
-def _installed_version() -> str | None:
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        meta = PROJECT / "node_modules" / "redis" / "package.json"
-        return str(json.loads(meta.read_text())["version"])
-    return None
-
-
-@contextlib.contextmanager
-def _install_lock() -> Iterator[None]:
-    """Serialise ``npm ci`` between test runs sharing this checkout (it deletes node_modules)."""
-    tag = hashlib.sha256(str(PROJECT).encode()).hexdigest()[:12]
-    with open(Path(tempfile.gettempdir()) / f"sluice-node-redis-{tag}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 @pytest.fixture(scope="module")
 def node() -> str:
-    node, npm = shutil.which("node"), shutil.which("npm")
-    if not node or not npm:
-        _missing("node and npm are needed for the node-redis tests")
-    assert node and npm
-    with _install_lock():
-        if _installed_version() != PINNED:
-            done = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=PROJECT,
-                                  capture_output=True, text=True, timeout=300)
-            if done.returncode != 0:
-                _missing(f"npm ci failed in {PROJECT}: {done.stderr[-2000:]}")
-    return node
+    return ensure_installed(PROJECT, "the node-redis tests")
 
 
 def run_exercise(node: str, port: int) -> dict[str, Any]:
