@@ -22,6 +22,7 @@ import logging
 import secrets
 import socket
 import time
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from sluice.commands import load_table
@@ -113,6 +114,9 @@ class Server:
         self.acl: AclManager | None = None
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
         self.listeners: list[asyncio.base_events.Server] = []
+        self.tcp_listeners: list[asyncio.base_events.Server] = []  # (CONFIG SET port/bind)
+        self.protocol_factory: Callable[[], asyncio.Protocol] = asyncio.Protocol
+        self._tasks: set[asyncio.Task[None]] = set()  # awaited by close()
         self.listener_info: dict[int, str] = {}  # INFO listener<n> lines (listen.note_listener)
         self.run_id = secrets.token_hex(20)
         self.start_time = time.time()
@@ -222,17 +226,28 @@ class Server:
         def factory() -> ClientProtocol:
             return ClientProtocol(self)
 
+        self.protocol_factory = factory
         if sock is not None:
-            self.listeners.append(await self.loop.create_server(factory, sock=sock))
+            srv = await self.loop.create_server(factory, sock=sock)
+            self.listeners.append(srv)
+            self.tcp_listeners.append(srv)
             host, self.port = sock.getsockname()[:2]
+            self.config.port = self.port  # what CONFIG GET port says, and a rollback rebinds
             listen.note_listener(self, "tcp", [host], self.port)
         elif self.config.port:  # port 0: no TCP listener
             await listen.open_tcp(self, factory, self.config.port)
         await listen.open_extra(self, factory)  # tls-port, unixsocket
+        listen.watch_settings(self)  # CONFIG SET port / bind move the TCP listeners
         if self.config.metrics_port:
             await self._start_metrics(self.config.metrics_port)
         self._schedule_cron()
         log.info("Ready to accept connections on port %s", self.port)
+
+    def track_task(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` as a task that ``close`` waits for (nothing is left running)."""
+        task = self.loop.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _start_metrics(self, port: int) -> None:
         try:
@@ -271,6 +286,8 @@ class Server:
         self.memory.close()
         if self.metrics is not None:
             await self.metrics.close()
+        if self._tasks:  # listeners a CONFIG SET port/bind is still opening
+            await asyncio.gather(*self._tasks, return_exceptions=True)
         for srv in self.listeners:
             srv.close()
         for client in list(self.clients.values()):
@@ -279,6 +296,7 @@ class Server:
         for srv in self.listeners:
             await srv.wait_closed()
         self.listeners.clear()
+        self.tcp_listeners.clear()
         self.listener_info.clear()
         listen.remove_unix_socket(self)
 

@@ -14,6 +14,7 @@ start-up with Redis's message naming the line.
 from __future__ import annotations
 
 import fnmatch
+import logging
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -24,6 +25,8 @@ from sluice.commands.keyevents import INVALID_CLASS, format_classes, parse_class
 from sluice.protocol import split_inline_args
 
 from .acl_user import parse_user_directive
+
+log = logging.getLogger("sluice")
 
 # HIDDEN: left out of CONFIG GET's patterns (answered only when named), as Redis's
 # HIDDEN_CONFIG; Sluice's own settings are hidden too, so that a tool that walks
@@ -445,14 +448,33 @@ class Config:
                 if at_start:
                     raise
                 raise ConfigError(f"CONFIG SET failed (possibly related to argument '{name}') - {e}") from None
+        before = [(p, getattr(self, p.attr)) for p, _ in staged]
         for p, value in staged:
             if p.flags & MULTI:
                 value = getattr(self, p.attr) + value  # each directive line adds
             setattr(self, p.attr, value)
         if not at_start:
             for p, value in staged:
-                for fn in self._listeners.get(p.name, ()):
-                    fn(value)
+                try:
+                    for fn in self._listeners.get(p.name, ()):
+                        fn(value)
+                except ConfigError as e:
+                    self._roll_back(before)
+                    raise ConfigError(f"CONFIG SET failed (possibly related to argument "
+                                      f"'{p.name}') - {e}") from None
+
+    def _roll_back(self, before: list[tuple[Param, Any]]) -> None:
+        """An apply failed: every value of the CONFIG SET goes back, and is applied again
+        (Redis's ``restoreBackupConfig``: what applied, and what failed half-way, such as
+        listeners closed before new ones could bind)."""
+        for p, old in before:
+            setattr(self, p.attr, old)
+        for p, old in before:
+            for fn in self._listeners.get(p.name, ()):
+                try:
+                    fn(old)
+                except ConfigError:  # Redis logs it and goes on: nothing better to do
+                    log.warning("Failed applying restored configuration '%s'", p.name)
 
     # -- files and the command line --------------------------------------------------------
 

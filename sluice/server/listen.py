@@ -7,16 +7,22 @@ address and ``::*`` every IPv6 one (Redis 7 spelling); ``port 0`` means no TCP l
 removed at shutdown. A TLS listener uses the same bind addresses (``tls.py`` builds the
 ``SSLContext`` from the ``tls-*`` settings).
 
-Each listener is described for INFO's ``listener<n>`` lines when it opens (what really
-listens: a later CONFIG SET bind does not move it); ``n`` is Redis's connection-type index.
+Each listener is described for INFO's ``listener<n>`` lines when it opens; ``n`` is Redis's
+connection-type index. ``CONFIG SET port`` / ``bind`` move the TCP listeners at run time as
+Redis's ``changeListener`` does: the new sockets are bound first, synchronously, so a port in
+use fails the CONFIG SET (and rolls it back) with the old listeners untouched; only then are
+the old ones closed.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from sluice.commands.errors import ConfigError
 
 if TYPE_CHECKING:
     from .app import Server
@@ -65,9 +71,78 @@ async def open_tcp(server: Server, factory: Callable[[], Any], port: int,
             raise OSError(e.errno, f"Could not create server {kind} listening socket "
                                    f"{host}:{port}: {e.strerror}") from e
         server.listeners.append(srv)
+        if ssl is None:
+            server.tcp_listeners.append(srv)
         bound.append(word)
     if bound:
         note_listener(server, kind.lower(), bound, port)
+
+
+def _listening_socket(host: str, port: int, backlog: int) -> socket.socket:
+    """A non-blocking socket bound to ``host:port`` and listening (as asyncio makes them)."""
+    family, kind, proto, _, addr = socket.getaddrinfo(
+        host, port, socket.AF_UNSPEC, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind(addr)
+        sock.listen(backlog)
+        sock.setblocking(False)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def change_tcp(server: Server, port: int, binds: list[str], failure: str) -> None:
+    """Move the TCP listeners to ``binds`` on ``port`` (0: none), as Redis's
+    ``changeListener``: the old ones close first (their addresses are free again), then the
+    new sockets are bound, synchronously. A failure raises ConfigError(``failure``), Redis's
+    text; CONFIG SET's rollback then applies the old values, which binds the old listeners
+    again."""
+    for srv in server.tcp_listeners:
+        srv.close()
+        server.listeners.remove(srv)
+    server.tcp_listeners.clear()
+    server.listener_info.pop(LISTENER_INDEX["tcp"], None)
+    socks: list[socket.socket] = []
+    bound: list[str] = []
+    if port:
+        for word, (host, optional) in zip(binds, bind_hosts(binds), strict=True):
+            try:
+                socks.append(_listening_socket(host, port, server.config.tcp_backlog))
+            except OSError as e:
+                if optional:
+                    continue
+                log.warning("Could not create server TCP listening socket %s:%s: %s",
+                            host, port, e.strerror or e)
+                for sock in socks:
+                    sock.close()
+                raise ConfigError(failure) from None
+            bound.append(word)
+    if bound:
+        note_listener(server, "tcp", bound, port)
+        server.port = port
+    for sock in socks:
+        server.track_task(_serve(server, sock))
+
+
+async def _serve(server: Server, sock: socket.socket) -> None:
+    srv = await server.loop.create_server(server.protocol_factory, sock=sock)
+    server.listeners.append(srv)
+    server.tcp_listeners.append(srv)
+
+
+def watch_settings(server: Server) -> None:
+    """``port`` and ``bind`` set at run time move the TCP listeners (Redis's apply functions
+    for them; their errors are Redis's)."""
+    cfg = server.config
+    cfg.on_change("port", lambda port: change_tcp(
+        server, port, cfg.bind, "Unable to listen on this port. Check server logs."))
+    cfg.on_change("bind", lambda binds: change_tcp(
+        server, cfg.port, binds, "Failed to bind to specified addresses."))
 
 
 async def open_extra(server: Server, factory: Callable[[], Any]) -> None:
