@@ -439,6 +439,7 @@ class ServerFacade(Protocol[C]):
     def lastsave(self) -> int: ...  # unix time of the last successful save
     run_id: str  # INFO run_id (DEBUG CHANGE-REPL-ID sets it)
     active_expire_enabled: bool  # the expiry cycle runs (DEBUG SET-ACTIVE-EXPIRE)
+    cron_paused: bool  # the periodic work is skipped (DEBUG PAUSE-CRON)
     @property
     def clients(self) -> Mapping[int, C]: ...  # every connection, by id
     @property

@@ -1,8 +1,8 @@
 """DEBUG: the subcommands tools and client test suites rely on.
 
 HELP, LOG, SLEEP, PROTOCOL (one reply of every RESP3 type, exactly as Redis sends them, for
-client tests), SET-ACTIVE-EXPIRE, SET-DISABLE-DENY-SCRIPTS, OBJECT, ERROR, POPULATE, RELOAD (when persistence offers it),
-CHANGE-REPL-ID. Anything else is refused with Redis's "unknown subcommand or wrong number of
+client tests), SET-ACTIVE-EXPIRE, PAUSE-CRON, SET-DISABLE-DENY-SCRIPTS, OBJECT, ERROR,
+POPULATE, RELOAD (when persistence offers it), CHANGE-REPL-ID. Anything else is refused with Redis's "unknown subcommand or wrong number of
 arguments" error. DEBUG is one command with its own argument checks, not a container: Redis
 declares no subcommands for it either.
 
@@ -92,6 +92,9 @@ def _help(ctx: Context, argv: list[bytes]) -> Reply:
         "    Write <message> to the server log.",
         "OBJECT <key>",
         "    Internal facts about the value stored at <key>.",
+        "PAUSE-CRON <0|1>",
+        "    1 stops the server's periodic work (expiry, eviction, timeouts, persistence",
+        "    schedules); 0 starts it again.",
         "POPULATE <count> [<prefix>] [<size>]",
         "    Create string keys <prefix>:0 ... (prefix 'key' by default) that do not exist yet;",
         "    values are value:<n>, cut or padded with zero bytes to <size> when given.",
@@ -132,6 +135,11 @@ def _reply_copy_avoidance(ctx: Context, argv: list[bytes]) -> Reply:
 
 def _set_active_expire(ctx: Context, argv: list[bytes]) -> Reply:
     ctx.server.active_expire_enabled = bool(_atoi(argv[2]))
+    return OK
+
+
+def _pause_cron(ctx: Context, argv: list[bytes]) -> Reply:
+    ctx.server.cron_paused = bool(_atoi(argv[2]))
     return OK
 
 
@@ -240,6 +248,7 @@ _SUBCOMMANDS: dict[bytes, tuple[Callable[[Context, list[bytes]], Reply], int, in
     b"SLEEP": (_sleep, 3, 3),
     b"REPLY-COPY-AVOIDANCE": (_reply_copy_avoidance, 3, 3),
     b"SET-ACTIVE-EXPIRE": (_set_active_expire, 3, 3),
+    b"PAUSE-CRON": (_pause_cron, 3, 3),
     b"SET-DISABLE-DENY-SCRIPTS": (_set_disable_deny_scripts, 3, 3),
     b"PROTOCOL": (_protocol, 3, 3),
     b"OBJECT": (_object, 3, 3),

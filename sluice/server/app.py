@@ -133,6 +133,7 @@ class Server:
         self._shutdown: asyncio.Future[None] | None = None
         self.pause = ClientPause(self)  # CLIENT PAUSE
         self.active_expire_enabled = True  # DEBUG SET-ACTIVE-EXPIRE
+        self.cron_paused = False  # DEBUG PAUSE-CRON: the cron runs, doing nothing
         self.memory = Memory(self)  # maxmemory, eviction, used_memory (memory.py)
         self._apply_memory_config()
         # Sluice's stream work (streams_bg.py): the directory of stream keys is walked by the
@@ -688,6 +689,9 @@ class Server:
         self._cron = self.loop.call_later(1.0 / self.config.hz, self.cron)
 
     def cron(self) -> None:
+        if self.cron_paused:  # DEBUG PAUSE-CRON 1: as serverCron, skip all of its work
+            self._schedule_cron()
+            return
         self.cronloops += 1
         try:
             self.keyspace.update_lru_clock()  # OBJECT IDLETIME's clock, as Redis's lruclock

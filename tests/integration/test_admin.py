@@ -457,6 +457,29 @@ def test_debug_set_active_expire(admin: ThreadedServer) -> None:
         client.close()
 
 
+def test_debug_pause_cron(admin: ThreadedServer) -> None:
+    """PAUSE-CRON 1: the cron still fires but does none of its work (Redis's pause_cron,
+    which unit/querybuf and unit/client-eviction use to hold the cron still)."""
+    client = admin.client()
+    server = admin.server
+    assert server is not None
+    try:
+        client.execute_command("DEBUG", "PAUSE-CRON", "1")
+        loops = admin.call(lambda: server.cronloops)
+        client.set("gone", "v", px=10)
+        admin.clock.advance(1000)
+        admin.call(server.cron)
+        assert admin.call(lambda: b"gone" in server.keyspace[0].data)  # not expired
+        assert admin.call(lambda: server.cronloops) == loops
+        client.execute_command("DEBUG", "PAUSE-CRON", "0")
+        admin.call(server.cron)
+        assert not admin.call(lambda: b"gone" in server.keyspace[0].data)
+        assert admin.call(lambda: server.cronloops) > loops
+    finally:
+        client.execute_command("DEBUG", "PAUSE-CRON", "0")
+        client.close()
+
+
 # -- scripting, and what is not a command ----------------------------------------------------------
 
 
