@@ -143,6 +143,8 @@ class Settings(Protocol):
     @property
     def maxmemory(self) -> int: ...  # bytes (0: no limit)
     @property
+    def min_replicas_to_write(self) -> int: ...  # writes need this many good replicas (0: no)
+    @property
     def lazyfree_lazy_user_del(self) -> bool: ...  # DEL frees as UNLINK does
     @property
     def lazyfree_lazy_user_flush(self) -> bool: ...  # FLUSHALL/FLUSHDB default to ASYNC
@@ -244,6 +246,18 @@ class Aof(Protocol):
     def begin_multi(self, db_id: int) -> None: ...  # what is fed next is one transaction...
     def end_multi(self) -> None: ...  # ...until here (MULTI/EXEC around it, if anything came)
     def start_rewrite(self) -> str | None: ...  # BGREWRITEAOF; the error text, or None
+
+
+class Replication(Protocol[C_contra]):
+    """A master with no replicas (``server.replication.Replication``): WAIT, WAITAOF and
+    min-replicas-to-write."""
+
+    @property
+    def fsynced_reploff(self) -> int: ...  # the offset the AOF is fsynced to (-1: AOF off)
+
+    def block_for_aof_fsync(self, client: C_contra, timeout_ms: int, numlocal: int,
+                            numreplicas: int) -> Reply: ...  # park a WAITAOF client
+    def good_replicas_ok(self) -> bool: ...  # min-replicas-to-write allows writes
 
 
 class Persistence(Protocol):
@@ -457,6 +471,8 @@ class ServerFacade(Protocol[C]):
     @property
     def persistence(self) -> Persistence | None: ...  # snapshots (None before start-up)
     @property
+    def repl(self) -> Replication[C]: ...  # the replication offset, WAITAOF's waiters
+    @property
     def slowlog(self) -> MutableSequence[SlowlogEntry]: ...  # newest first
     @property
     def latency(self) -> Latency: ...  # LATENCY's samples
@@ -523,6 +539,8 @@ class Context(Protocol):
     def bstate(self) -> BlockedOn | None: ...  # set while blocked, and during re-runs
     @property
     def in_exec(self) -> bool: ...  # running inside EXEC (never blocks)
+    @property
+    def woff(self) -> int: ...  # the replication offset after its last logged write
     @property
     def is_script(self) -> bool: ...  # a script's client (Redis's CLIENT_SCRIPT)
     parse_memo: tuple[list[bytes], object] | None  # a handler's last (argv, parse) here

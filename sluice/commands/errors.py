@@ -517,3 +517,8 @@ TRACKING_PREFIX_OVERLAP_ARGS = (
 )
 CACHING_YES_NOT_OPTIN = "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode."
 CACHING_NO_NOT_OPTOUT = "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode."
+
+# WAIT / WAITAOF and min-replicas-to-write (replication.c, server.c's shared.noreplicaserr).
+WAITAOF_APPENDONLY_OFF = "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled."
+WAITAOF_NUMLOCAL_RANGE = "ERR value is out of range, value must between 0 and 1"
+NOREPLICAS = "NOREPLICAS Not enough good replicas to write."

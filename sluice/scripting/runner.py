@@ -154,6 +154,10 @@ class Scripting:
                 disk_error = run.server.disk_error
                 if disk_error is not None:
                     self._rejected(run, cmd, disk_error.encode())
+                if run.server.config.min_replicas_to_write \
+                        and not run.server.repl.good_replicas_ok():
+                    # (reachable only for scripts without flags: see _execute)
+                    self._rejected(run, cmd, errors.NOREPLICAS.encode())
             # scriptVerifyOOM: over maxmemory when the script began (nothing evictable),
             # its first write may not be one that grows the data set, unless allow-oom
             if (flags & F.DENYOOM and not run.write_dirty and not run.allow_oom
@@ -246,6 +250,8 @@ class Scripting:
                 raise CommandError(errors.SCRIPT_MISCONF)
             if ro:
                 raise CommandError(errors.RO_WITH_WRITE_FLAG)
+            if server.config.min_replicas_to_write and not server.repl.good_replicas_ok():
+                raise CommandError(errors.NOREPLICAS)  # a script that may write: refused
         read_only = ro or (not compat and bool(script_flags & NO_WRITES))
         allow_oom = not compat and bool(script_flags & ALLOW_OOM)
         client = self._eval_client if eval_mode else self._function_client

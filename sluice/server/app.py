@@ -48,6 +48,7 @@ from .memory import Memory
 from .notify import apply_flags, notify_keyspace_event
 from .pause import ClientPause
 from .pubsub import PubSub
+from .replication import Replication
 from .scripting import ScriptSupport
 from .streams_bg import StreamDirectory, retention_cycle
 from .tracking import Tracking
@@ -100,6 +101,7 @@ class Server:
         self.clients: dict[int, Client] = {}
         self.next_client_id = 1
         self.blocking = BlockingManager(self)
+        self.repl = Replication(self)  # the replication offset, WAITAOF, min-replicas-*
         self.pending_writes: list[Client] = []  # clients with output to flush
         self.unblocked_clients: list[Client] = []  # clients whose input must be resumed
         self.watched_keys: dict[tuple[int, bytes], list[WatchedKey]] = {}
@@ -464,6 +466,8 @@ class Server:
         pending, self.pending_writes = self.pending_writes, []
         for client in pending:
             client.flush()
+        if self.unblocked_clients:  # WAITAOF clients the commit's fsync answered
+            self.before_return()
 
     # -- keyspace events --------------------------------------------------------------------
 

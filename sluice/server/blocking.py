@@ -22,6 +22,8 @@
   loop runs until no key is ready. Woken clients' pipelined input is resumed later, by
   ``Server.process_unblocked_clients`` (Redis's ``processUnblockedClients`` in beforeSleep).
 * ``unblock_client``: timeout, CLIENT UNBLOCK, disconnect.
+* A client may block on no key at all: WAIT and WAITAOF (``server/replication.py``), which
+  only a timeout, CLIENT UNBLOCK, or for WAITAOF an fsync can end.
 * ``wake_when_claimable``: a blocked XREADGROUP ... CLAIM reader's key is also signalled
   when a pending entry there becomes idle enough to claim (Redis 8.4+), by one timer.
 * Inside EXEC (MULTI) a command never blocks: ``block_for_keys`` returns the timeout reply.
@@ -41,6 +43,8 @@ from sluice.commands.cmdlatency import level_of
 from sluice.commands.errors import UNBLOCKED_ERROR as UNBLOCKED_ERROR  # re-exported
 from sluice.commands.reply import BLOCKED, Reply
 from sluice.protocol import ErrorReply
+
+from .replication import AofWait
 
 if TYPE_CHECKING:
     import asyncio
@@ -297,6 +301,8 @@ class BlockingManager:
                 if not queue:
                     del self.blocking_keys[bkey]
         self.blocked_count -= 1
+        if type(state.memo) is AofWait:  # WAITAOF, blocked on no key
+            self.server.repl.forget(client)
         if state.deadline_ms:
             self._timed -= 1
             if not self._timed:  # every entry is stale

@@ -53,7 +53,7 @@ class Client:
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
         "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo", "deferred_pushes",
         "blocked_usec", "net_input_bytes", "net_output_bytes", "commands_processed",
-        "is_script", "tracking", "tracking_redirect", "tracking_prefixes",
+        "is_script", "tracking", "tracking_redirect", "tracking_prefixes", "woff",
     )
 
     def __init__(self, server: Server, client_id: int, transport: asyncio.Transport | None) -> None:
@@ -122,6 +122,9 @@ class Client:
         self.tracking = 0
         self.tracking_redirect = 0
         self.tracking_prefixes: dict[bytes, None] = {}
+        # The replication offset after its last command that the AOF logged (Redis's woff):
+        # what WAITAOF waits for the fsync of.
+        self.woff = 0
 
     # -- the handler API ------------------------------------------------------------------
 

@@ -271,6 +271,15 @@ PARAMS: list[Param] = [
     # Always a master (CONFIG GET answers "", as a master's Redis does).
     Param("replicaof", "special", "", flags=IMMUTABLE, parse=_parse_replicaof,
           render=lambda v: b"", aliases=("slaveof",)),
+    # A master's replication settings. With no replica ever connected they change what
+    # Redis with no replicas does too: min-replicas-* refuse writes (-NOREPLICAS, no replica
+    # being good), the backlog size is what INFO shows (no backlog exists until a replica
+    # connects, and none ever does here). CONFIG SET clamps the size to 16 KB (Redis's
+    # resizeReplicationBacklog).
+    Param("min-replicas-to-write", "int", 0, 0, 2**31 - 1, aliases=("min-slaves-to-write",)),
+    Param("min-replicas-max-lag", "int", 10, 0, 2**31 - 1, aliases=("min-slaves-max-lag",)),
+    Param("repl-backlog-size", "memory", 1024 * 1024, 1, 2**63 - 1),
+    Param("repl-backlog-ttl", "int", 3600, 0, 2**63 - 1),
     # Sluice runs in the foreground (a supervisor or container runs it): only ``no``.
     Param("daemonize", "enum", "no", choices=("no",), flags=IMMUTABLE),
     Param("list-max-listpack-size", "int", -2, -(2**31), 2**31 - 1, aliases=("list-max-ziplist-size",)),

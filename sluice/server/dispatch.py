@@ -19,6 +19,7 @@ from sluice.commands.context import Command, Reply
 from sluice.commands.errors import (
     EXECABORT,
     NOAUTH,
+    NOREPLICAS,
     OOM,
     CommandError,
     pubsub_context,
@@ -96,7 +97,8 @@ def _checks_pass(server: Server, client: Client) -> bool:
     return (client.authenticated and server.acl is None and client.multi is None
             and client.reply_mode == REPLY_ON and client.kind == "normal"
             and not server.pause.mode and not server.script_busy and not client.tracking
-            and not client.no_touch and not server.config.maxmemory_clients)
+            and not client.no_touch and not server.config.maxmemory_clients
+            and not server.config.min_replicas_to_write)
 
 
 def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[list[bytes]]:
@@ -240,7 +242,8 @@ def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
             return
     flags = cmd.flags
     if cmd.get_flags is not None and (server.script_busy or server.disk_error is not None
-                                      or server.pause.mode or server.config.maxmemory):
+                                      or server.pause.mode or server.config.maxmemory
+                                      or server.config.min_replicas_to_write):
         flags = cmd.get_flags(client, argv, flags)  # EVAL*/FCALL*: the script's own flags
     if server.script_busy and not flags & F.ALLOW_BUSY:
         busy = server.scripting.busy_error()
@@ -255,6 +258,13 @@ def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
     if server.disk_error is not None and (flags & F.WRITE or cmd.name == "ping"):
         # Redis's writeCommandsDeniedByDiskError: refuse writes (and PING) until the disk heals
         reject(server, client, CommandError(server.disk_error), cmd)
+        return
+    if server.config.min_replicas_to_write and not server.repl.good_replicas_ok() and (
+            flags & F.WRITE or (cmd.name == "exec" and client.multi is not None
+                                and any(c.flags & F.WRITE for c, _ in client.multi))):
+        # min-replicas-to-write with no good replica (Redis's checkGoodReplicasStatus): a
+        # write, or EXEC of a transaction holding one, is refused (in MULTI: EXECABORT)
+        reject(server, client, CommandError(NOREPLICAS), cmd)
         return
     if client.kind == "pubsub" and not client.resp3 and cmd.name not in _PUBSUB_CONTEXT:
         reject(server, client, pubsub_context(cmd.name), cmd)  # RESP3 connections may run any
@@ -485,8 +495,11 @@ def after_call(server: Server, client: Client, cmd: Command, argv: list[bytes], 
             server.aof.begin_multi(client.db.id)
             server.aof.feed(client.db.id, argvs)
             server.aof.end_multi()
+            client.woff = server.repl.master_repl_offset  # what its WAITAOF waits for
         elif argvs:  # [] means the handler logged its effects itself (EXEC)
             server.aof.feed(client.db.id, argvs)
+            if not client.in_exec:  # (EXEC's end sets it: Redis propagates EXEC's writes
+                client.woff = server.repl.master_repl_offset  # when the transaction ends)
     if monitor and server.monitors and not cmd.flags & (F.SKIP_MONITOR | F.ADMIN):
         server.feed_monitors(client, argv)
 
@@ -508,6 +521,7 @@ def exec_queued(server: Server, client: Client) -> Reply:
     # After the transaction the client's last command is EXEC again (CLIENT LIST's cmd=),
     # as Redis's execCommand restores it: ``call`` sets it for each queued command.
     exec_cmd, exec_argv = client.cmd, client.argv
+    offset = server.repl.master_repl_offset
     try:
         if server.aof is not None and any(c.flags & F.WRITE for c, _ in queued):
             server.aof.begin_multi(client.db.id)
@@ -520,6 +534,8 @@ def exec_queued(server: Server, client: Client) -> Reply:
             replies.append(call(server, client, cmd, argv))
         if server.aof is not None:
             server.aof.end_multi()
+            if server.repl.master_repl_offset != offset:  # its WAITAOF waits for the EXEC
+                client.woff = server.repl.master_repl_offset
     finally:
         client.in_exec = False
         client.cmd, client.argv = exec_cmd, exec_argv

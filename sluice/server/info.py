@@ -279,19 +279,25 @@ def _stats(s: Server) -> dict[str, Any]:
 
 
 def _replication(s: Server) -> dict[str, Any]:
-    return {
-        "role": "master",
-        "connected_slaves": 0,
+    """A master with no replica (Redis's replication section then): the offset counts the
+    commands the AOF logged (Redis advances it by one per propagated command when there is
+    no backlog, for WAITAOF), and no backlog exists (none is made until a replica connects)."""
+    config = s.config
+    out: dict[str, Any] = {"role": "master", "connected_slaves": 0}
+    if config.min_replicas_to_write and config.min_replicas_max_lag:
+        out["min_slaves_good_slaves"] = 0  # a replica is never good: none connects
+    out.update({
         "master_failover_state": "no-failover",
         "master_replid": s.run_id,
         "master_replid2": "0" * 40,
-        "master_repl_offset": 0,
+        "master_repl_offset": s.repl.master_repl_offset,
         "second_repl_offset": -1,
         "repl_backlog_active": 0,
-        "repl_backlog_size": 1048576,
+        "repl_backlog_size": config.repl_backlog_size,
         "repl_backlog_first_byte_offset": 0,
         "repl_backlog_histlen": 0,
-    }
+    })
+    return out
 
 
 def _cpu(s: Server) -> dict[str, Any]:

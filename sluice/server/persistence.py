@@ -153,6 +153,13 @@ class AppendOnlyFile:
             initargs=(server.config.bio_cpulist, server.cpus_at_start))
         self.write = os.write  # replaceable by tests (fault injection)
         self.fsync = os.fsync
+        # WAITAOF (replication.py): every command logged advances server.repl's
+        # master_repl_offset by one, as Redis's with no backlog; the offset of what is
+        # written, and of what is fsynced (held back while the first base of an AOF switched
+        # on at run time is written, as Redis's fsynced_reploff_pending).
+        self.repl = server.repl
+        self.written_reploff = self.fsynced_pending = self.repl.master_repl_offset
+        self.repl.set_fsynced(self.fsynced_pending)
 
     # -- opening --------------------------------------------------------------------------
 
@@ -209,9 +216,11 @@ class AppendOnlyFile:
             buf += _MULTI
             self.multi_db = None
             self.multi_open = True
+            self.repl.master_repl_offset += 1
         if db_id != self.selected_db:
             buf += encode_select(db_id)
             self.selected_db = db_id
+        self.repl.master_repl_offset += len(argvs)
         for argv in argvs:
             if argv[0].lower() in _RELATIVE:
                 argv = _absolute(argv, self.server.keyspace.clock.now_ms())
@@ -229,6 +238,7 @@ class AppendOnlyFile:
         if self.multi_open:
             self.buf += _EXEC
             self.multi_open = False
+            self.repl.master_repl_offset += 1
 
     def commit(self) -> bool:
         """Group commit, at the end of a loop iteration: one ``write`` (and with ``always``
@@ -272,6 +282,7 @@ class AppendOnlyFile:
         self.current_size += written
         buf.clear()
         self.unsynced = True
+        self.written_reploff = self.repl.master_repl_offset
         if self.write_error is not None:
             log.warning("AOF write error looks solved, Redis can write again.")
             self.write_error = None
@@ -298,7 +309,16 @@ class AppendOnlyFile:
         if self.fsync_error is not None:
             self.fsync_error = None
             self._update_disk_error()
+        self._fsynced(self.written_reploff)
         return True
+
+    def _fsynced(self, offset: int) -> None:
+        """The file is fsynced up to ``offset``: WAITAOF clients waiting for it are answered
+        (unless the first base is still being written: then when it is installed)."""
+        if offset > self.fsynced_pending:
+            self.fsynced_pending = offset
+            if not self.awaiting_base:
+                self.repl.set_fsynced(offset)
 
     def _set_write_error(self, e: OSError) -> None:
         if self.write_error is None:
@@ -327,6 +347,7 @@ class AppendOnlyFile:
         self.fsync_in_flight = True
         self.unsynced = False
         fd = self.fd
+        offset = self.written_reploff
 
         def done(fut: asyncio.Future[None]) -> None:
             self.fsync_in_flight = False
@@ -340,6 +361,8 @@ class AppendOnlyFile:
                 if self.fsync_error is not None:
                     self.fsync_error = None
                     self._update_disk_error()
+                self._fsynced(offset)
+                self.server.before_return()  # WAITAOF clients it answered
 
         self.server.loop.run_in_executor(self.bio, self.fsync, fd).add_done_callback(done)
 
@@ -492,7 +515,9 @@ class AppendOnlyFile:
             log.warning("Error installing the rewritten AOF: %s", e.strerror)
             return False
         self.manifest = new
-        self.awaiting_base = False
+        if self.awaiting_base:  # now what was fsynced counts (Redis: once AOFRW is done)
+            self.awaiting_base = False
+            self.repl.set_fsynced(self.fsynced_pending)
         for info in old:
             if info.name != base.name:
                 with _suppress():

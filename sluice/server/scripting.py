@@ -69,6 +69,9 @@ class ScriptSupport:
                 aof.end_multi()
             else:
                 aof.feed(effects[0][0], [effects[0][1]])
+            caller = run.caller
+            if isinstance(caller, Client):  # the offset its WAITAOF waits for
+                caller.woff = server.repl.master_repl_offset
         if run.timedout:
             server.script_busy = False
             self.pump.finish()

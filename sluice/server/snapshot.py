@@ -159,6 +159,7 @@ class Persistence:
             server.aof.shutdown()
             server.aof = None
             self.refresh_disk_error()
+            server.repl.aof_stopped()  # WAITAOF clients asking for a local fsync: an error
 
     def _start_aof(self) -> AppendOnlyFile:
         """CONFIG SET appendonly yes, as Redis's ``startAppendOnly``: a background rewrite
@@ -177,6 +178,7 @@ class Persistence:
                 log.warning("Ignoring the old AOF manifest %s: %s", mpath, e)
         aof = AppendOnlyFile(self.server, directory, manifest)
         aof.awaiting_base = True
+        self.server.repl.set_fsynced(0)  # until the first base is written (Redis: 0, not -1)
         err = aof.start_rewrite()
         if err:
             log.warning("Can't start the first AOF rewrite (%s): retrying from the cron", err)
