@@ -255,6 +255,8 @@ class Replication(Protocol[C_contra]):
     @property
     def fsynced_reploff(self) -> int: ...  # the offset the AOF is fsynced to (-1: AOF off)
 
+    def block_for_replication(self, client: C_contra,
+                              timeout_ms: int) -> Reply: ...  # park a WAIT client
     def block_for_aof_fsync(self, client: C_contra, timeout_ms: int, numlocal: int,
                             numreplicas: int) -> Reply: ...  # park a WAITAOF client
     def good_replicas_ok(self) -> bool: ...  # min-replicas-to-write allows writes

@@ -48,6 +48,7 @@ _INTEGER_NAMES = frozenset((
     "entries-read", "entries-added", "min-idle-time", "ms", "unix-time-milliseconds",
     "unix-time-seconds", "numfields",
     "retrycount", "maxage", "id-or-count", "bit", "value-bit", "numsamples", "position",
+    "numlocal",
 ))
 _DOUBLE_NAMES = frozenset(("score", "longitude", "latitude", "radius", "width", "height",
                            "weight", "min", "max"))

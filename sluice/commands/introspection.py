@@ -112,8 +112,13 @@ def info_record(c: Command) -> list[Any]:
     return record
 
 
+# Blocking commands whose timeout is whole milliseconds (an integer), not seconds.
+_MS_TIMEOUTS = frozenset(("wait", "waitaof"))
+
+
 def doc_args(c: Command) -> tuple[docs.Arg, ...]:
-    return docs.parse_syntax(c.syntax, len(c.keys), bool(c.flags & F.BLOCKING))
+    return docs.parse_syntax(c.syntax, len(c.keys),
+                             bool(c.flags & F.BLOCKING) and c.name not in _MS_TIMEOUTS)
 
 
 def docs_record(c: Command) -> Map:

@@ -37,14 +37,14 @@ def wait(ctx: Context, args: Args) -> Reply:
     timeout_ms = parse_block_timeout(args.next(), ctx.now_ms())
     if numreplicas <= 0 or ctx.in_exec:  # acknowledged by 0 replicas, always
         return 0
-    return ctx.block([], timeout_ms, 0)
+    return ctx.server.repl.block_for_replication(ctx, timeout_ms)
 
 
 def waitaof(ctx: Context, args: Args) -> Reply:
     numlocal = parse_int(args.next())
     if not 0 <= numlocal <= 1:
         raise CommandError(WAITAOF_NUMLOCAL_RANGE)
-    numreplicas = parse_int(args.next())
+    numreplicas = parse_int(args.next(), LIST_COUNT_NOT_POSITIVE)  # (its one message)
     if numreplicas < 0:
         raise CommandError(LIST_COUNT_NOT_POSITIVE)
     timeout_ms = parse_block_timeout(args.next(), ctx.now_ms())

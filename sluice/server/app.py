@@ -207,7 +207,13 @@ class Server:
         def loglevel(value: str) -> None:
             logging.getLogger("sluice").setLevel(_LOG_LEVELS.get(value, logging.INFO))
 
+        def repl_backlog_size(value: int) -> None:
+            # Redis's resizeReplicationBacklog: at least 16 KB once set at run time (a config
+            # file's smaller value stands, as there)
+            config.repl_backlog_size = max(value, 16 * 1024)
+
         config.on_change("hz", hz)
+        config.on_change("repl-backlog-size", repl_backlog_size)
         config.on_change("proto-max-bulk-len", proto_max_bulk_len)
         config.on_change("loglevel", loglevel)
         hz(config.hz)
@@ -440,7 +446,7 @@ class Server:
             self._in_before_return = False
         if not self._writes_scheduled and (
                 self.pending_writes or (self.aof is not None and self.aof.buf)
-                or self.tracking.bcast_pending):
+                or self.tracking.bcast_pending or self.repl.get_ack_from_replicas):
             if self.loop is None:
                 self.write_replies()  # no event loop (in-process tools and tests)
             else:
@@ -461,6 +467,8 @@ class Server:
         self._writes_scheduled = False
         if self.tracking.bcast_pending:
             self.tracking.broadcast()  # BCAST invalidations, before the replies go out
+        if self.repl.get_ack_from_replicas and not self.pause.mode:
+            self.repl.send_getack()
         if self.aof is not None and not self.aof.commit():
             return  # not on disk: those replies are held until the cron's retry works
         pending, self.pending_writes = self.pending_writes, []

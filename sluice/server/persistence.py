@@ -8,7 +8,8 @@ and rewrite the AOF in the background. The hook interface is what ``dispatch.py`
   effect to log instead of the request; relative expiries are made absolute here as a safety
   net). A ``SELECT`` is prepended when the database changes, as Redis's ``feedAppendOnlyFile``.
 * ``begin_multi(db)`` / ``end_multi()`` around EXEC: ``MULTI`` is written lazily, before the
-  first command EXEC actually logs, and ``EXEC`` only if ``MULTI`` was.
+  first command EXEC actually logs, once a second one comes (a transaction that logs one
+  command logs it bare, as Redis 7+), and ``EXEC`` only if ``MULTI`` was.
 * ``commit()`` from ``Server.write_replies`` at the end of each loop iteration, before any
   reply of it is written (Redis's ``beforeSleep``: ``flushAppendOnlyFile``, then
   ``handleClientsWithPendingWrites``). ``always``: group commit, one ``write`` + one
@@ -122,6 +123,7 @@ class AppendOnlyFile:
         self.selected_db = -1  # the db the file's last SELECT chose (-1: none yet)
         self.multi_db: int | None = None  # EXEC began; MULTI not written yet
         self.multi_open = False  # MULTI written, EXEC not yet
+        self.multi_mark = -1  # in a transaction: where its MULTI goes if a second command comes
         self.fd = -1  # the incremental file we append to
         self.incr_size = 0  # its size as far as our writes are concerned
         self.base_size = 0
@@ -210,18 +212,22 @@ class AppendOnlyFile:
                 buf += b"#TS:%d\r\n" % ts
                 self.last_ts = ts
         if self.multi_db is not None:
+            # The transaction's first command: MULTI is written before it only when a second
+            # one follows (Redis 7's propagatePendingCommands logs a lone command bare).
             if self.selected_db != self.multi_db:
                 buf += encode_select(self.multi_db)
                 self.selected_db = self.multi_db
-            buf += _MULTI
             self.multi_db = None
-            self.multi_open = True
-            self.repl.master_repl_offset += 1
+            self.multi_mark = len(buf)
+        elif self.multi_mark >= 0 and not self.multi_open:
+            self._open_multi()
         if db_id != self.selected_db:
             buf += encode_select(db_id)
             self.selected_db = db_id
         self.repl.master_repl_offset += len(argvs)
-        for argv in argvs:
+        for i, argv in enumerate(argvs):
+            if i and self.multi_mark >= 0 and not self.multi_open:
+                self._open_multi()
             if argv[0].lower() in _RELATIVE:
                 argv = _absolute(argv, self.server.keyspace.clock.now_ms())
             buf += b"*%d\r\n" % len(argv)
@@ -230,11 +236,18 @@ class AppendOnlyFile:
                 buf += arg
                 buf += b"\r\n"
 
+    def _open_multi(self) -> None:
+        """A second command in the transaction: MULTI goes in before the first."""
+        self.buf[self.multi_mark:self.multi_mark] = _MULTI
+        self.multi_open = True
+        self.repl.master_repl_offset += 1
+
     def begin_multi(self, db_id: int) -> None:
         self.multi_db = db_id
 
     def end_multi(self) -> None:
         self.multi_db = None
+        self.multi_mark = -1
         if self.multi_open:
             self.buf += _EXEC
             self.multi_open = False
@@ -247,6 +260,11 @@ class AppendOnlyFile:
         cron's retry works."""
         if (not self.buf or self.fd < 0 or self.write_error is not None
                 or self.fsync_error is not None):
+            if (not self.buf and self.unsynced and self.fd >= 0 and self.fsync_error is None
+                    and self.config.appendfsync == "always" and not self._skip_fsync()):
+                # switched to ``always`` with writes not yet fsynced: now (Redis's
+                # flushAppendOnlyFile does it with an empty buffer too)
+                self._try_fsync()
             return True  # nothing new, shut down meanwhile, or the cron's retry owns it
         always = self.config.appendfsync == "always"
         if self._try_write() and (not always or self._skip_fsync() or self._try_fsync()):
@@ -443,7 +461,7 @@ class AppendOnlyFile:
             return "ERR Background append only file rewriting already in progress"
         snapshots = getattr(self.server, "persistence", None)
         if (snapshots is not None and snapshots.child_pid) or self.multi_open \
-                or self.multi_db is not None:
+                or self.multi_db is not None or self.multi_mark >= 0:
             # A BGSAVE child runs, or we are inside EXEC (the file switch must not split a
             # MULTI/EXEC block): the cron starts the rewrite as soon as it can.
             self.rewrite_scheduled = True

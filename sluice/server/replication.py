@@ -54,7 +54,8 @@ _ERROR_AOF_OFF = ErrorReply(WAITAOF_APPENDONLY_OFF.encode())
 
 
 class Replication:
-    __slots__ = ("server", "master_repl_offset", "fsynced_reploff", "clients_waiting_acks")
+    __slots__ = ("server", "master_repl_offset", "fsynced_reploff", "clients_waiting_acks",
+                 "get_ack_from_replicas")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -63,11 +64,23 @@ class Replication:
         # WAITAOF clients, in the order they blocked (Redis adds at the head and serves from
         # it; the order matters only for who is answered first in one pass).
         self.clients_waiting_acks: dict[Client, AofWait] = {}
+        # A WAIT / WAITAOF blocked in this loop iteration: Redis then sends REPLCONF GETACK
+        # to its replicas before it sleeps, which with none still advances the offset by one
+        # (``send_getack``, from ``Server.write_replies``).
+        self.get_ack_from_replicas = False
 
     def good_replicas_ok(self) -> bool:
         """Redis's ``checkGoodReplicasStatus``: may a write run? No replica is ever good."""
         config = self.server.config
         return not config.min_replicas_to_write or not config.min_replicas_max_lag
+
+    def block_for_replication(self, client: Client, timeout_ms: int) -> Reply:
+        """Park a WAIT client (Redis's ``blockForReplication``): only a timeout (0 replicas)
+        or CLIENT UNBLOCK ends it."""
+        reply = client.block([], timeout_ms, 0)
+        if reply is BLOCKED:
+            self.get_ack_from_replicas = True
+        return reply
 
     def block_for_aof_fsync(self, client: Client, timeout_ms: int, numlocal: int,
                             numreplicas: int) -> Reply:
@@ -77,7 +90,15 @@ class Replication:
                              memo=wait)
         if reply is BLOCKED:
             self.clients_waiting_acks[client] = wait
+            self.get_ack_from_replicas = True
         return reply
+
+    def send_getack(self) -> None:
+        """Before the loop sleeps, after a WAIT / WAITAOF blocked (Redis's beforeSleep:
+        ``sendGetackToReplicas``, held while clients are paused): REPLCONF GETACK goes to no
+        replica, and replicationFeedSlaves with no backlog counts it in the offset."""
+        self.get_ack_from_replicas = False
+        self.master_repl_offset += 1
 
     def forget(self, client: Client) -> None:
         """A WAITAOF client unblocked (answered, timed out, CLIENT UNBLOCK) or gone."""

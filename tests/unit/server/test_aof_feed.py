@@ -92,3 +92,23 @@ def test_what_stream_writes_log_where_redis_counts_differently() -> None:
     assert server.dirty == dirty + 1
     assert aof.logged[logged:] == [[b"XDELEX", b"s", b"DELREF", b"IDS", b"1", gone]]
     assert not server.keyspace[0].peek(b"s").groups[b"g"].pel
+
+
+def test_a_transaction_logging_one_command_logs_it_bare(tmp_path: object) -> None:
+    """Redis 7+ wraps propagated commands in MULTI/EXEC only when there are several
+    (propagatePendingCommands), so ``MULTI; INCR n; GET n; EXEC`` logs a bare INCR, and
+    master_repl_offset (what WAITAOF counts) advances by one, not three."""
+    aof = _aof(tmp_path)
+    offset = aof.repl.master_repl_offset
+    aof.begin_multi(0)
+    aof.feed(0, [[b"INCR", b"n"]])
+    aof.end_multi()
+    assert bytes(aof.buf) == b"".join(encode_command(c) for c in (
+        [b"SELECT", b"0"], [b"INCR", b"n"]))
+    assert aof.repl.master_repl_offset == offset + 1
+    aof.begin_multi(0)
+    aof.feed(0, [[b"INCR", b"a"], [b"INCR", b"b"]])  # one command's two effects
+    aof.end_multi()
+    assert bytes(aof.buf).endswith(b"".join(encode_command(c) for c in (
+        [b"MULTI"], [b"INCR", b"a"], [b"INCR", b"b"], [b"EXEC"])))
+    assert aof.repl.master_repl_offset == offset + 5
