@@ -26,6 +26,7 @@ from sluice.commands.context import Reply
 from sluice.protocol import ErrorReply, Raw
 
 from . import lib_bit, lib_struct
+from .bytecode import without_tail_calls
 from .convert import Converter, LuaValue, lua_number_to_int
 from .lib_cjson import CJson
 from .lib_cmsgpack import CMsgpack
@@ -102,6 +103,11 @@ def sha1hex(data: bytes) -> bytes:
     return hashlib.sha1(data).hexdigest().encode()
 
 
+def _unpacked(packed: LuaValue) -> list[LuaValue]:
+    """The values of a ``{n = count, ...}`` table, nils included, in order."""
+    return [packed[i] for i in range(1, int(packed[b"n"]) + 1)]
+
+
 def _deny_attributes(obj: LuaValue, name: LuaValue, setting: bool) -> LuaValue:
     raise AttributeError("access denied")
 
@@ -150,6 +156,9 @@ class LuaEngine:
         py = self.lua.table_from({
             b"call": self._call_raise,
             b"pcall": self._call_noraise,
+            b"call_packed": self._call_packed,
+            b"pcall_packed": self._pcall_packed,
+            b"no_tailcalls": without_tail_calls,
             b"unwrap": self._unwrap,
             b"lrand48": _lrand48,
             b"srand48": _srand48,
@@ -249,6 +258,14 @@ class LuaEngine:
 
     def _call_noraise(self, *args: LuaValue) -> LuaValue:
         return self._call(False, *args)[1]
+
+    def _call_packed(self, packed: LuaValue) -> LuaValue:
+        """redis.call with more arguments than lupa's bridge takes: they come in one table
+        ``{n = count, ...}`` (the sandbox's redis_call)."""
+        return self._call_raise(*_unpacked(packed))
+
+    def _pcall_packed(self, packed: LuaValue) -> LuaValue:
+        return self._call(False, *_unpacked(packed))[1]
 
     def _err_table(self, text: bytes) -> LuaValue:
         return self.conv.err_table(text)

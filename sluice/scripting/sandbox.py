@@ -37,6 +37,16 @@ local dgetinfo, dsethook, dgetmetatable = debug.getinfo, debug.sethook, debug.ge
 local floor, sfmt, sbyte, ssub, sfind = math.floor, string.format, string.byte, string.sub,
       string.find
 local tinsert, tremove, tsort, tconcat = table.insert, table.remove, table.sort, table.concat
+local sdump = string.dump
+
+-- Scripts' tail calls made plain calls (bytecode.py says why: redis.call is a Lua function,
+-- and `return redis.call(...)` must keep the script's frame, whose line errors report).
+local no_tailcalls = py.no_tailcalls
+local function plain_calls(f)
+  local chunk = no_tailcalls(sdump(f))
+  if chunk == nil then return f end
+  return loadstring(chunk) or f
+end
 
 local RO = "Attempt to modify a readonly table"
 local INTERNAL = "=sluice"
@@ -161,7 +171,10 @@ local function s_loadstring(s, name)
     return nil, chunkid(s, name) .. ":1: unexpected symbol near 'char(27)'"
   end
   local f, err = loadstring(s, name)
-  if f then setfenv(f, SG) end
+  if f then
+    f = plain_calls(f)
+    setfenv(f, SG)
+  end
   return f, err
 end
 local function s_load(reader, name)
@@ -240,9 +253,24 @@ local function status_reply(...)
 end
 local null = newproxy(false)
 
+-- redis.call / redis.pcall: lupa's bridge takes at most ~7,997 values in one call (its
+-- check for two free slots of a C function's stack, LUAI_MAXCSTACK = 8,000); Redis's takes
+-- 8,001 and more. Past MANY arguments they go to Python packed in one table.
+local pycall, pypcall, call_packed, pcall_packed =
+      py.call, py.pcall, py.call_packed, py.pcall_packed
+local MANY = 4096
+local function redis_call(...)
+  if select("#", ...) < MANY then return pycall(...) end
+  return call_packed({n = select("#", ...), ...})
+end
+local function redis_pcall(...)
+  if select("#", ...) < MANY then return pypcall(...) end
+  return pcall_packed({n = select("#", ...), ...})
+end
+
 local redis = {
-  call = py.call,
-  pcall = py.pcall,
+  call = redis_call,
+  pcall = redis_pcall,
   log = py.log,
   LOG_DEBUG = 0, LOG_VERBOSE = 1, LOG_NOTICE = 2, LOG_WARNING = 3,
   REDIS_VERSION = py.version, REDIS_VERSION_NUM = py.version_num,
@@ -472,7 +500,10 @@ local E = {}
 
 function E.compile(body, chunkname)
   local f, err = loadstring(body, chunkname)
-  if f then setfenv(f, SG) end
+  if f then
+    f = plain_calls(f)
+    setfenv(f, SG)
+  end
   return f, err
 end
 
@@ -506,6 +537,7 @@ end
 function E.load_library(body)
   local f, err = loadstring(body, "@user_function")
   if not f then return false, "compile", err end
+  f = plain_calls(f)
   setfenv(f, SG)
   gmt.__index = L
   if not counting then dsethook(hook, "", 100000); counting = true end

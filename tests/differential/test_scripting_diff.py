@@ -67,6 +67,15 @@ SCRIPTS = [
     "return redis.call('eval', 'return 1', 0)", "return redis.call('blpop', 'nolist', 0)",
     "return coroutine.resume(coroutine.create(function() return redis.call('ping') end))",
     "local t = {} t[1] = t return cmsgpack.pack(t)",
+    # more arguments than lupa's bridge takes (packed by the sandbox), and tail calls of
+    # redis.call, which must keep the script's line in errors
+    "local a = {} for i = 1, 7999 do a[i] = 1 end return redis.call('lpush', KEYS[1], unpack(a))",
+    "local a = {} for i = 1, 7999 do a[i] = 'x' end return redis.pcall('nosuch', unpack(a))",
+    "local a = {} for i = 1, 7999 do a[i] = 'x' end return redis.call('nosuch', unpack(a))",
+    "\n\nreturn redis.call('nosuch')",
+    "local function f(n) if n == 0 then return redis.call('nosuch') end return f(n - 1) end\n"
+    "return f(3)",
+    "return loadstring('return redis.call(1)')()", "return type(redis.pcall)",
 ]
 
 

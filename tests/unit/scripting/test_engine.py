@@ -91,7 +91,9 @@ def test_values_and_conversions(engine: LuaEngine) -> None:
     ("return io", b"nonexistent global variable 'io'"),
     ("return require", b"nonexistent global variable 'require'"),
     ("return os.execute()", b"attempt to call field 'execute'"),
-    ("return redis.call.__globals__", b"access denied"),
+    ("return redis.log.__globals__", b"access denied"),
+    # redis.call is a Lua function (the sandbox's packing wrapper), as Redis's is a function
+    ("return redis.call.__globals__", b"attempt to index field 'call' (a function value)"),
     ("local t = {} for i = 1, 1e9 do t[i] = i end", b"not enough memory"),
     # Lua 5.1.5's unpack overflows its count and crashes the process on this range
     ("return {unpack({1,2,3}, -2, 2147483647)}", b"too many results to unpack"),
@@ -161,3 +163,52 @@ def test_runs_step_the_collector_as_redis() -> None:
     for _ in range(10000):
         assert run(eng, "return redis.call('get', KEYS[1])", (b"k",)) == b"value"
     assert eng.used_memory() < 100 * 1024, (start, eng.used_memory())
+
+
+# -- many arguments, and tail calls ---------------------------------------------------------
+
+@pytest.mark.parametrize("n", [4_095, 4_096, 7_990, 7_999])  # unpack gives 7,999 at most
+def test_redis_call_takes_as_many_arguments_as_unpack_gives(engine: LuaEngine, n: int) -> None:
+    """lupa's bridge refuses more than ~7,997 values (LUAI_MAXCSTACK); the sandbox's
+    redis.call packs them past a threshold, so 8,000 arguments (unpack's most, after one
+    more; the Tcl test's 8,001 after two) arrive whole and in order, for call and pcall."""
+    host = engine.host
+    assert isinstance(host, Host)
+    host.calls.clear()
+    src = f"local a = {{}} for i = 1, {n} do a[i] = i end a[3] = 'x' " \
+          "redis.pcall('get', unpack(a)) return redis.call('get', unpack(a))"
+    assert run(engine, src) == b"value"
+    expected = [b"get", b"1", b"2", b"x", *(b"%d" % i for i in range(4, n + 1))]
+    assert host.calls == [expected, expected]
+
+
+def test_return_redis_call_keeps_the_scripts_line(engine: LuaEngine) -> None:
+    """``return redis.call(...)`` is a tail call of a Lua function: compiled as a plain call
+    (bytecode.py), so the error names the script's line, as Redis's C redis.call does."""
+    reply = bytes(run(engine, "\n\nreturn redis.call('nosuch')"))
+    assert reply.endswith(b", on @user_script:3.\r\n"), reply
+    lib = bytes(run(engine, "local function f() return redis.call('nosuch') end\nreturn f()"))
+    assert lib.endswith(b", on @user_script:1.\r\n"), lib
+
+
+def test_without_tail_calls_rewrites_only_tail_calls() -> None:
+    import lupa.lua51 as lupa
+
+    from sluice.scripting.bytecode import OP_CALL, OP_TAILCALL, without_tail_calls
+
+    lua = lupa.LuaRuntime(encoding=None)
+    dump = lua.eval("function(s) return string.dump(assert(loadstring(s))) end")
+    src = b"local function f(n) if n == 0 then return 'done' end return f(n - 1) end " \
+          b"local t = {g = function(...) return select('#', ...) end} return f(3), t.g(1, 2)"
+    chunk = dump(src)
+    patched = without_tail_calls(chunk)
+    assert patched is not None and len(patched) == len(chunk)
+    # opcodes (low 6 bits of each little-endian instruction) differ only TAILCALL -> CALL
+    diffs = [(a & 0x3F, b & 0x3F) for a, b in zip(chunk, patched, strict=True) if a != b]
+    assert diffs and set(diffs) == {(OP_TAILCALL, OP_CALL)}
+    assert without_tail_calls(patched) is None  # nothing left to change
+    fn = lua.eval("function(c) return assert(loadstring(c)) end")(patched)
+    assert fn() == (b"done", 2)
+    assert without_tail_calls(dump(b"return 1")) is None  # no tail call
+    assert without_tail_calls(b"\x1bLua\x52\x00junk") is None  # not a 5.1 chunk
+    assert without_tail_calls(chunk[:-3]) is None  # truncated
