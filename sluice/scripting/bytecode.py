@@ -41,7 +41,7 @@ class _Chunk:
         self.size_t_fmt = struct.Struct(end + {4: "I", 8: "Q"}[data[8]])
         self.number_size = data[10]
 
-    def int(self) -> int:
+    def read_int(self) -> int:
         (n,) = self.int_fmt.unpack_from(self.data, self.pos)
         self.pos += self.int_fmt.size
         return int(n)
@@ -56,13 +56,13 @@ class _Chunk:
         self.pos += 2 * self.int_fmt.size + 4  # line range; upvalues, params, vararg, stack
         changed = 0
         data = self.data
-        for _ in range(self.int()):  # code: 4-byte instructions (checked in the header)
+        for _ in range(self.read_int()):  # code: 4-byte instructions (checked in the header)
             at = self.pos + (0 if data[6] == 1 else 3)  # the byte holding the opcode
             if data[at] & _OPCODE_MASK == OP_TAILCALL:
                 data[at] = (data[at] & ~_OPCODE_MASK & 0xFF) | OP_CALL
                 changed += 1
             self.pos += 4
-        for _ in range(self.int()):  # constants
+        for _ in range(self.read_int()):  # constants
             kind = data[self.pos]
             self.pos += 1
             if kind == 1:  # boolean
@@ -73,14 +73,14 @@ class _Chunk:
                 self.skip_string()
             elif kind != 0:  # nil has no payload
                 raise ValueError(f"constant of type {kind}")
-        for _ in range(self.int()):  # nested functions
+        for _ in range(self.read_int()):  # nested functions
             changed += self.function()
-        lines = self.int()  # line info (read first: ``pos +=`` would read pos before it)
+        lines = self.read_int()  # line info (read first: ``pos +=`` would read pos before it)
         self.pos += lines * self.int_fmt.size
-        for _ in range(self.int()):  # local variables: name, start pc, end pc
+        for _ in range(self.read_int()):  # local variables: name, start pc, end pc
             self.skip_string()
             self.pos += 2 * self.int_fmt.size
-        for _ in range(self.int()):  # upvalue names
+        for _ in range(self.read_int()):  # upvalue names
             self.skip_string()
         return changed
 
