@@ -1,5 +1,5 @@
-"""Server administration: CONFIG, SLOWLOG, LATENCY, MONITOR, SHUTDOWN and DEBUG (scripting is
-in scripting.py; SHUTDOWN NOSAVE also stops a server busy in a script).
+"""Server administration: CONFIG, SLOWLOG, LATENCY, MODULE, MONITOR, SHUTDOWN and DEBUG (scripting
+is in scripting.py; SHUTDOWN NOSAVE also stops a server busy in a script).
 
 * CONFIG works over ``ctx.server.config`` (``server/config.py``): GET matches globs, SET
   validates every pair before applying any (``set_many``) and runtime effects run from the
@@ -12,12 +12,15 @@ in scripting.py; SHUTDOWN NOSAVE also stops a server busy in a script).
 * MONITOR lines are formatted by ``monitor_line`` as Redis's ``replicationFeedMonitors``:
   ``+<unix time.us> [<db> <addr>] "arg" ...``, arguments quoted like ``sdscatrepr`` and
   passwords of AUTH / HELLO AUTH shown as ``(redacted)``.
+* MODULE: Sluice cannot load Redis modules (C shared libraries). LIST is empty; LOAD and
+  LOADEX answer Redis's reply to a module that failed to load; UNLOAD finds no such module.
+  LOAD, LOADEX and UNLOAD are refused unless ``enable-module-command`` allows them.
 * DEBUG is gated by ``enable-debug-command`` (dispatch refuses rows flagged PROTECTED before
   they run; the handler checks again in case it is reached another way).
 
 Mirrors Redis's ``configCommand`` (config.c), ``slowlogCommand`` (slowlog.c),
-``latencyCommand`` (latency.c), ``monitorCommand``, ``shutdownCommand`` (server.c) and
-``debugCommand`` (debug.c).
+``latencyCommand`` (latency.c), ``moduleCommand`` (module.c), ``monitorCommand``,
+``shutdownCommand`` (server.c) and ``debugCommand`` (debug.c).
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from .debug import debug  # DEBUG has a module of its own; its row is in the tab
 from .errors import (
     CONFIG_NO_FILE,
     LATENCY_NO_SAMPLES,
+    MODULE_LOAD_FAILED,
+    MODULE_NO_SUCH_MODULE,
+    MODULE_UNLOAD_FAILED,
     MONITOR_IN_MULTI,
     NO_SHUTDOWN,
     SHUTDOWN_FAILED,
@@ -48,6 +54,7 @@ from .spec import (
     ADMIN,
     ALLOW_BUSY,
     LOADING,
+    NO_ASYNC_LOADING,
     NO_MULTI,
     NONE,
     NOSCRIPT,
@@ -362,7 +369,48 @@ def shutdown(ctx: Context, args: Args) -> Reply:
 _ADM = ADMIN | NOSCRIPT | LOADING | STALE
 _LATENCY_TIPS = ("nondeterministic_output", "request_policy:all_nodes",
                  "response_policy:special")
+# -- MODULE ---------------------------------------------------------------------------------------
+# Sluice cannot load Redis modules (shared libraries written against redismodule.h): LOAD and
+# LOADEX fail as Redis's do when a module does not load, LIST is empty, and UNLOAD finds no
+# such module. LOAD, LOADEX and UNLOAD are PROTECTED rows: dispatch refuses them unless
+# enable-module-command allows them, before they run, as Redis does.
+
+_MODULE_HELP = (
+    "LIST",
+    "    The modules loaded (always none: Sluice cannot load modules).",
+    "LOAD <path> [<arg> ...]",
+    "    Load the module library at <path> with the given arguments.",
+    "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+    "    Load the module library at <path> with configuration values and arguments.",
+    "UNLOAD <name>",
+    "    Unload the module called <name>.",
+)
+
+
+def module_help(ctx: Context, args: Args) -> Reply:
+    return help_reply("MODULE", _MODULE_HELP)
+
+
+def module_list(ctx: Context, args: Args) -> Reply:
+    return []
+
+
+def module_load(ctx: Context, args: Args) -> Reply:
+    """LOAD and LOADEX: Redis's reply to a module that fails to load, its reason logged."""
+    log.warning("Module %s failed to load: Sluice cannot load Redis modules",
+                args.next().decode(errors="replace"))
+    raise CommandError(MODULE_LOAD_FAILED)
+
+
+def module_unload(ctx: Context, args: Args) -> Reply:
+    name = args.next()
+    log.warning("Error unloading module %s: %s", name.decode(errors="replace"),
+                MODULE_NO_SUCH_MODULE)
+    raise CommandError(MODULE_UNLOAD_FAILED % MODULE_NO_SUCH_MODULE)
+
+
 _ALL_NODES_OK = ("request_policy:all_nodes", "response_policy:all_succeeded")
+_MOD = NO_ASYNC_LOADING | ADMIN | NOSCRIPT | PROTECTED
 
 COMMANDS: tuple[Command, ...] = (
     #   name                 arity  flags                    acl           keys  handler
@@ -424,6 +472,25 @@ COMMANDS: tuple[Command, ...] = (
         syntax="[command [command ...]]", tips=_LATENCY_TIPS),
     cmd("latency|help",         2,  LOADING | STALE,         A.NONE,       None, latency_help,
         "Explains the LATENCY subcommands.", group="server", since="2.8.13"),
+    cmd("module",              -2,  NONE,                    A.NONE,       None, None,
+        "Groups the module commands (Sluice cannot load modules).", group="server",
+        since="4.0.0", complexity="Depends on subcommand."),
+    cmd("module|help",          2,  LOADING | STALE,         A.NONE,       None, module_help,
+        "Explains the MODULE subcommands.", group="server", since="5.0.0"),
+    cmd("module|list",          2,  ADMIN | NOSCRIPT,        A.NONE,       None, module_list,
+        "Lists the loaded modules: none in Sluice.", group="server", since="4.0.0",
+        complexity="O(N) where N is the number of loaded modules.",
+        tips=("nondeterministic_output_order",)),
+    cmd("module|load",         -3,  _MOD,                    A.NONE,       None, module_load,
+        "Loads a module: always fails in Sluice, which cannot load modules.", group="server",
+        since="4.0.0", syntax="path [arg [arg ...]]"),
+    cmd("module|loadex",       -3,  _MOD,                    A.NONE,       None, module_load,
+        "Loads a module with configuration values: always fails in Sluice.", group="server",
+        since="7.0.0",
+        syntax="path [CONFIG name value [CONFIG name value ...]] [ARGS args [args ...]]"),
+    cmd("module|unload",        3,  _MOD,                    A.NONE,       None, module_unload,
+        "Unloads a module: there is none to unload in Sluice.", group="server",
+        since="4.0.0", syntax="name"),
     cmd("monitor",              1,  _ADM,                    A.NONE,       None, monitor,
         "Streams every command the server runs to this connection.", group="server",
         since="1.0.0"),

@@ -522,3 +522,19 @@ CACHING_NO_NOT_OPTOUT = "ERR CLIENT CACHING NO is only valid when tracking is en
 WAITAOF_APPENDONLY_OFF = "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled."
 WAITAOF_NUMLOCAL_RANGE = "ERR value is out of range, value must between 0 and 1"
 NOREPLICAS = "NOREPLICAS Not enough good replicas to write."
+
+# CLUSTER, READONLY, READWRITE, ASKING, TRIMSLOTS, MIGRATE (cluster.c, cluster_asm.c of
+# redis-server 8.6.3; commands/cluster.py), checked against redis-server 8.6.3
+CLUSTER_DISABLED = "ERR This instance has cluster support disabled"
+MIGRATE_KEYS_NEED_EMPTY_KEY = (
+    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string"
+)
+# The two IOERR texts keep Redis's own wording ("the client" is the target, in Redis too).
+MIGRATE_IOERR_CONNECT = "IOERR error or timeout connecting to the client"
+MIGRATE_IOERR = "IOERR error or timeout %s to target instance"  # writing | reading
+MIGRATE_TARGET_ERROR = b"ERR Target instance replied with error: %s"
+
+# MODULE (module.c of redis-server 8.6.3; commands/admin.py)
+MODULE_LOAD_FAILED = "ERR Error loading the extension. Please check the server logs."
+MODULE_UNLOAD_FAILED = "ERR Error unloading module: %s"
+MODULE_NO_SUCH_MODULE = "no such module with that name"

@@ -305,6 +305,9 @@ PARAMS: list[Param] = [
           flags=IMMUTABLE),
     Param("enable-protected-configs", "enum", "no", choices=("no", "yes", "local"),
           flags=IMMUTABLE),
+    # MODULE LOAD / LOADEX / UNLOAD (Sluice cannot load modules: they fail when allowed)
+    Param("enable-module-command", "enum", "no", choices=("no", "yes", "local"),
+          flags=IMMUTABLE),
     # Redis's built-in save points (server.h), which redis-server uses without a config file.
     Param("save", "special", [(3600, 1), (300, 100), (60, 10000)], parse=_parse_save,
           render=_render_save),

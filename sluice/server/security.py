@@ -60,11 +60,12 @@ def allow_protected_action(setting: str, client: Client) -> bool:
 
 
 def check_protected_command(server: Any, client: Client, cmd: Command) -> CommandError | None:
-    """DEBUG (rows flagged F.PROTECTED) needs ``enable-debug-command``; MODULE would need
-    ``enable-module-command``. Checked after arity, before AUTH, as Redis does."""
+    """DEBUG (rows flagged F.PROTECTED) needs ``enable-debug-command``; MODULE LOAD, LOADEX
+    and UNLOAD need ``enable-module-command``. Checked after arity, before AUTH, as Redis
+    does."""
     root = cmd.parent or cmd
     if root.name == "module":
-        setting, option, name = getattr(server.config, "enable_module_command", "no"), \
+        setting, option, name = server.config.enable_module_command, \
             "enable-module-command", "MODULE"
     else:
         setting, option, name = server.config.enable_debug_command, "enable-debug-command", \
