@@ -56,6 +56,7 @@ from typing import Protocol, Self, TypeAlias, TypeVar
 
 from sluice.storage.keyspace import Database, Keyspace
 
+from .migrate_sockets import MigrateSockets
 from .reply import BLOCKED, REPLY_OFF, REPLY_ON, REPLY_SKIP, REPLY_SKIP_NEXT, Blocked, Reply
 from .spec import Cmd
 
@@ -486,6 +487,8 @@ class ServerFacade(Protocol[C]):
     def memory(self) -> Memory: ...  # used_memory, maxmemory eviction
     @property
     def pre_command_oom(self) -> bool: ...  # over maxmemory, nothing evictable, at the command
+    @property
+    def migrate_sockets(self) -> MigrateSockets: ...  # MIGRATE's cached target connections
 
     def key_modified(self, db: Database, key: bytes, ready: bool = True,
                      changes: int = 1) -> None: ...  # ``ctx.modified`` for another db

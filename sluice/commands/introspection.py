@@ -288,8 +288,30 @@ def _sort_keys(argv: list[bytes]) -> list[tuple[int, int]]:
     return found
 
 
+_MIGRATE_SKIP = {b"copy": 0, b"replace": 0, b"auth": 1, b"auth2": 2}
+
+
+def _migrate_keys(argv: list[bytes]) -> list[tuple[int, int]]:
+    """``migrateGetKeys``: the key argument, or, after a KEYS option (the options before it
+    skipped with their values, so a password "KEYS" is no KEYS), every argument after it;
+    KEYS with a non-empty key argument gives none (MIGRATE itself refuses it)."""
+    first, num = 3, 1
+    i = 6
+    while i < len(argv):
+        word = argv[i].lower()
+        if word == b"keys":
+            if argv[3]:
+                num = 0
+            else:
+                first, num = i + 1, len(argv) - i - 1
+            break
+        i += _MIGRATE_SKIP.get(word, 0) + 1
+    flags = K.RW | K.ACCESS | K.DELETE
+    return [(pos, flags) for pos in range(first, first + num)]
+
+
 # Redis's getkeys_proc of the commands whose key specs cannot say where all keys are.
-_KEY_FINDERS = {"sort": _sort_keys}
+_KEY_FINDERS = {"sort": _sort_keys, "migrate": _migrate_keys}
 
 # Commands whose key specs say ``variable_flags``: the real flags depend on the arguments, as
 # Redis's setGetKeys / bitfieldGetKeys work them out.
@@ -314,7 +336,7 @@ def get_keys(table: Mapping[bytes, Command], argv: list[bytes]) -> list[tuple[in
         # that did match are the best we can do.
         finder = _KEY_FINDERS.get(c.name)
         keys = finder(argv) if finder is not None else keys_from_specs(c, argv, partial=True)
-    if keys is None:
+    if not keys:  # none found (migrateGetKeys can find none): as Redis's commandGetKeys
         if c.flags & F.NO_MANDATORY_KEYS:
             return []
         raise CommandError(INVALID_ARGUMENTS)

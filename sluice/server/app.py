@@ -30,6 +30,7 @@ from sluice.commands.admin import monitor_line, redacted
 from sluice.commands.context import Command, Reply, SlowlogEntry
 from sluice.commands.errors import CommandError, ConfigError
 from sluice.commands.hash_common import count_field_expiry
+from sluice.commands.migrate_sockets import MigrateSockets
 from sluice.commands.spec import F
 from sluice.protocol import ErrorReply, ProtocolError
 from sluice.scripting.runner import Scripting
@@ -145,6 +146,7 @@ class Server:
         self.metrics: MetricsEndpoint | None = None  # the Prometheus endpoint, when on
         self.cronloops = 0  # cron ticks run (Redis's server.cronloops); tests wait on it
         self.latency = LatencyMonitor()  # LATENCY: spikes over latency-monitor-threshold
+        self.migrate_sockets = MigrateSockets()  # MIGRATE's cached target connections
         self.slow_threshold_us = 0  # the least duration SLOWLOG or LATENCY wants to see
         self._update_slow_threshold()
         for name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
@@ -292,6 +294,7 @@ class Server:
         """Stop listening, close every client, cancel the cron: nothing left running."""
         if self._cron is not None:
             self._cron.cancel()
+        self.migrate_sockets.close_all()
         self.memory.close()
         if self.metrics is not None:
             await self.metrics.close()
@@ -743,6 +746,7 @@ class Server:
                 self.stream_directory.walk()
                 if not self.pause.mode:
                     retention_cycle(self, self.stream_directory)
+            self.migrate_sockets.close_timed_out()  # idle 10 s (migrateCloseTimedoutSockets)
             if self.persistence is not None:
                 self.persistence.cron()
             elif self.aof is not None:

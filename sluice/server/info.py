@@ -243,7 +243,7 @@ def _stats(s: Server) -> dict[str, Any]:
         "pubsubshard_channels": len(s.pubsub.shard_channels),
         "latest_fork_usec": st["latest_fork_usec"],
         "total_forks": st["total_forks"],
-        "migrate_cached_sockets": 0,
+        "migrate_cached_sockets": len(s.migrate_sockets),
         "slave_expires_tracked_keys": 0,
         "active_defrag_hits": 0,
         "active_defrag_misses": 0,
