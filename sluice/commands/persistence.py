@@ -167,7 +167,8 @@ def restore(ctx: Context, args: Args) -> Reply:
         value.refit(cfg.hash_max_listpack_entries, cfg.hash_max_listpack_value)
     now = ctx.now_ms()
     when = (ttl if absttl else now + ttl) if ttl else 0
-    if when and when <= now:  # already expired: the key just goes away
+    if when and when <= now:  # already expired: the key just goes away, counted as expired
+        ctx.server.stats["expired_keys"] += 1  # (INFO expired_keys, as Redis's restore)
         if replace and db.delete(key):
             ctx.modified(key)
             ctx.rewrite_argv([b"DEL", key])

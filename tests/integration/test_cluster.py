@@ -86,6 +86,14 @@ def test_restore_asking_is_restore(rr: redis.Redis) -> None:
     payload = rr.dump("src")
     assert rr.execute_command("RESTORE-ASKING", "dst", "0", payload) in (b"OK", "OK")
     assert rr.get("dst") == b"v"
+    # A TTL already past: nothing is added, and INFO counts one more expired key (Tcl dump's
+    # "RESTORE with ABSTTL in the past").
+    expired = rr.info("stats")["expired_keys"]
+    past = int(time.time() * 1000) - 3000
+    for name in ("RESTORE", "RESTORE-ASKING"):
+        assert rr.execute_command(name, "gone", past, payload, "ABSTTL") in (b"OK", "OK")
+    assert rr.exists("gone") == 0
+    assert rr.info("stats")["expired_keys"] == expired + 2
 
 
 # -- MODULE -----------------------------------------------------------------------------------
