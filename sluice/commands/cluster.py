@@ -232,6 +232,29 @@ def _delete_moved(ctx: Context, keys: list[bytes]) -> None:
     ctx.rewrite_argv([b"DEL", *keys])
 
 
+_MIGRATE_SKIP = {b"copy": 0, b"replace": 0, b"auth": 1, b"auth2": 2}
+
+
+def migrate_get_keys(argv: list[bytes]) -> list[tuple[int, int]]:
+    """Redis's ``migrateGetKeys`` (MIGRATE's key specs are incomplete, so COMMAND GETKEYS
+    and the ACL check ask this): the key argument, or, after a KEYS option, every argument
+    after it. The options before KEYS are skipped with their values, so a password "KEYS"
+    is no KEYS; KEYS with a non-empty key argument gives none (MIGRATE refuses it)."""
+    first, num = 3, 1
+    i = 6
+    while i < len(argv):
+        word = argv[i].lower()
+        if word == b"keys":
+            if argv[3]:
+                num = 0
+            else:
+                first, num = i + 1, len(argv) - i - 1
+            break
+        i += _MIGRATE_SKIP.get(word, 0) + 1
+    flags = RW | ACCESS | DELETE
+    return [(pos, flags) for pos in range(first, first + num)]
+
+
 # MIGRATE's keys: the key argument, and (incomplete: a password may read "KEYS") what
 # follows the last KEYS; COMMAND GETKEYS then asks introspection's migrate key finder.
 _MIGRATE_KEYS = (

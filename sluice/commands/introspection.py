@@ -25,6 +25,7 @@ from sluice.storage.glob import stringmatch
 
 from . import docs
 from .args import Args, parse_int
+from .cluster import migrate_get_keys
 from .context import Command, Context, Reply
 from .errors import (
     INVALID_ARGUMENTS,
@@ -288,30 +289,8 @@ def _sort_keys(argv: list[bytes]) -> list[tuple[int, int]]:
     return found
 
 
-_MIGRATE_SKIP = {b"copy": 0, b"replace": 0, b"auth": 1, b"auth2": 2}
-
-
-def _migrate_keys(argv: list[bytes]) -> list[tuple[int, int]]:
-    """``migrateGetKeys``: the key argument, or, after a KEYS option (the options before it
-    skipped with their values, so a password "KEYS" is no KEYS), every argument after it;
-    KEYS with a non-empty key argument gives none (MIGRATE itself refuses it)."""
-    first, num = 3, 1
-    i = 6
-    while i < len(argv):
-        word = argv[i].lower()
-        if word == b"keys":
-            if argv[3]:
-                num = 0
-            else:
-                first, num = i + 1, len(argv) - i - 1
-            break
-        i += _MIGRATE_SKIP.get(word, 0) + 1
-    flags = K.RW | K.ACCESS | K.DELETE
-    return [(pos, flags) for pos in range(first, first + num)]
-
-
 # Redis's getkeys_proc of the commands whose key specs cannot say where all keys are.
-_KEY_FINDERS = {"sort": _sort_keys, "migrate": _migrate_keys}
+_KEY_FINDERS = {"sort": _sort_keys, "migrate": migrate_get_keys}
 
 # Commands whose key specs say ``variable_flags``: the real flags depend on the arguments, as
 # Redis's setGetKeys / bitfieldGetKeys work them out.

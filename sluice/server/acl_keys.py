@@ -4,8 +4,8 @@ Mirrors Redis's ``getKeysFromCommandWithSpecs`` (db.c): key specs are used when 
 are reliable; a spec that cannot be followed (an unparsable key count, keys beyond the
 arguments, an ``INCOMPLETE`` spec) makes the whole search invalid, and then the command's
 own key finder is used (``setGetKeys``, ``bitfieldGetKeys``, ``sortGetKeys``,
-``xreadGetKeys``), or no keys at all. Commands whose specs carry ``VARIABLE_FLAGS`` always use
-their finder: ``SET k v`` only writes, ``SET k v GET`` also reads.
+``xreadGetKeys``, ``migrateGetKeys``), or no keys at all. Commands whose specs carry
+``VARIABLE_FLAGS`` always use their finder: ``SET k v`` only writes, ``SET k v GET`` also reads.
 
 Access is reduced to what ACL key patterns grant (``ACLSelectorCheckKey``): ``ACCESS`` needs
 read permission, ``INSERT`` / ``DELETE`` / ``UPDATE`` need write permission, a key spec with
@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from sluice.commands.cluster import migrate_get_keys
 from sluice.commands.spec import K
 from sluice.protocol import string2ll
 
@@ -192,7 +193,13 @@ def _xread_keys(need: int) -> Callable[[list[bytes]], Found]:
     return find
 
 
+def _migrate_keys(argv: list[bytes]) -> Found:
+    """``migrateGetKeys`` (commands/cluster.py): every key is read, then deleted."""
+    return [(pos, perms_of(flags)) for pos, flags in migrate_get_keys(argv)]
+
+
 FINDERS: dict[str, Callable[[list[bytes]], Found]] = {
+    "migrate": _migrate_keys,
     "set": _set_keys,
     "bitfield": _bitfield_keys,
     "sort": _sort_keys,

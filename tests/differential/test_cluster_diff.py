@@ -113,6 +113,29 @@ def test_module_commands_when_enabled(modules_enabled: tuple[RawClient, RawClien
 
 # -- MIGRATE ----------------------------------------------------------------------------------
 
+def test_migrate_key_permissions(sluice: ThreadedServer, reference: ProcessServer) -> None:
+    """ACL checks MIGRATE's keys as Redis finds them (migrateGetKeys: its key specs are
+    incomplete), each needing read and write access."""
+    admins = [RawClient(sluice.port), RawClient(reference.port)]
+    users = [RawClient(sluice.port), RawClient(reference.port)]
+    try:
+        for admin, user in zip(admins, users, strict=True):
+            admin.call("ACL", "SETUSER", "mig", "on", ">p", "~a*", "%R~r*", "+@all")
+            assert user.call("AUTH", "mig", "p") == b"+OK\r\n"
+        port = free_port()
+        for keys in (["a1"], ["b1"], ["r1"], ["", "KEYS", "a1", "a2"], ["", "KEYS", "a1", "b1"],
+                     ["", "COPY", "AUTH", "KEYS", "KEYS", "a1"], ["", "AUTH2", "u", "KEYS", "KEYS", "b1"],
+                     ["a1", "KEYS", "b1"], ["", "KEYS"]):
+            argv = ["MIGRATE", "127.0.0.1", port, keys[0], 0, 100, *keys[1:]]
+            assert users[0].call(*argv) == users[1].call(*argv), argv
+    finally:
+        for admin in admins:
+            admin.call("ACL", "DELUSER", "mig")
+            admin.close()
+        for user in users:
+            user.close()
+
+
 @pytest.fixture(scope="module")
 def targets() -> Iterator[dict[str, Any]]:
     """A Redis and a Sluice target, both with a password and a second user."""

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sluice.commands.introspection import _migrate_keys
+from sluice.commands.cluster import migrate_get_keys
 from sluice.commands.migrate_sockets import (
     CACHE_ITEMS,
     CACHE_TTL,
@@ -143,4 +143,4 @@ _RAD = K.RW | K.ACCESS | K.DELETE
     ([b"migrate", b"h", b"p", b"", b"0", b"5", b"COPY", b"REPLACE", b"keys"], []),
 ])
 def test_migrate_key_finder(argv: list[bytes], keys: list[int]) -> None:
-    assert _migrate_keys(argv) == [(pos, _RAD) for pos in keys]
+    assert migrate_get_keys(argv) == [(pos, _RAD) for pos in keys]
