@@ -164,7 +164,7 @@ def _transfer(ctx: Context, host: bytes, port: bytes, dbid: int, timeout: int,
     may_retry = True
     while True:
         try:
-            cs = sockets.get(host, port, timeout)
+            cs = sockets.get(host, port, timeout, ctx.now_ms())
         except ConnectError:
             raise CommandError(MIGRATE_IOERR_CONNECT) from None
         head: list[bytes] = []

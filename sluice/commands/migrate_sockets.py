@@ -11,8 +11,8 @@ Invariants, as Redis's ``migrateGetSocket`` / ``migrateCloseSocket`` /
 * one connection per ``host:port`` as the client spelled them (``b"localhost:6379"`` and
   ``b"127.0.0.1:6379"`` are two entries), at most ``CACHE_ITEMS``; a new one past that
   closes one chosen at random;
-* a connection unused for more than ``CACHE_TTL`` seconds is closed by the cron
-  (``close_timed_out``); INFO's ``migrate_cached_sockets`` is ``len()``;
+* a connection unused for more than 10 s is closed by the cron (``close_timed_out``), on
+  the server's clock (virtual in tests); INFO's ``migrate_cached_sockets`` is ``len()``;
 * ``last_dbid`` is the database the target's connection has selected (-1: unknown, so the
   next MIGRATE sends SELECT); any error resets it by closing the connection or by the caller;
 * a connect that fails at once (no such host, a port the resolver refuses) is
@@ -30,10 +30,9 @@ import errno
 import random
 import select
 import socket
-import time
 
 CACHE_ITEMS = 64  # MIGRATE_SOCKET_CACHE_ITEMS
-CACHE_TTL = 10  # MIGRATE_SOCKET_CACHE_TTL: seconds unused before the cron closes it
+CACHE_TTL_MS = 10_000  # MIGRATE_SOCKET_CACHE_TTL (10 s): unused this long, the cron closes it
 WRITE_CHUNK = 64 * 1024  # the query goes out in chunks this big, each with the full timeout
 LINE_MAX = 1023  # syncReadLine's buffer (1024 with its NUL)
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
@@ -49,10 +48,10 @@ class MigrateSocket:
 
     __slots__ = ("sock", "last_dbid", "last_use", "_buf")
 
-    def __init__(self, sock: socket.socket, now: float) -> None:
+    def __init__(self, sock: socket.socket, now_ms: int) -> None:
         self.sock = sock  # connected (or still connecting: see the module docstring)
         self.last_dbid = -1  # the target's selected database; -1: unknown, SELECT first
-        self.last_use = now  # monotonic seconds of the last MIGRATE that used it
+        self.last_use = now_ms  # server clock (unix ms) of the last MIGRATE that used it
         self._buf = bytearray()  # read but not yet consumed
 
     def write(self, data: bytes, timeout_ms: int) -> None:
@@ -155,18 +154,17 @@ class MigrateSockets:
     def __len__(self) -> int:
         return len(self._cached)
 
-    def get(self, host: bytes, port: bytes, timeout_ms: int) -> MigrateSocket:
+    def get(self, host: bytes, port: bytes, timeout_ms: int, now_ms: int) -> MigrateSocket:
         """The cached connection to ``host:port``, or a new one (``ConnectError``)."""
         name = host + b":" + port
-        now = time.monotonic()
         cs = self._cached.get(name)
         if cs is not None:
-            cs.last_use = now
+            cs.last_use = now_ms
             return cs
         if len(self._cached) >= CACHE_ITEMS:  # too many: drop one at random, as Redis
             victim = random.choice(list(self._cached))
             self._cached.pop(victim).close()
-        cs = MigrateSocket(connect(host, port, timeout_ms), now)
+        cs = MigrateSocket(connect(host, port, timeout_ms), now_ms)
         self._cached[name] = cs
         return cs
 
@@ -176,13 +174,12 @@ class MigrateSockets:
         if cs is not None:
             cs.close()
 
-    def close_timed_out(self, now: float | None = None) -> None:
-        """The cron's sweep: close what no MIGRATE used for more than ``CACHE_TTL`` seconds."""
+    def close_timed_out(self, now_ms: int) -> None:
+        """The cron's sweep: close what no MIGRATE used for more than 10 s."""
         if not self._cached:
             return
-        now = time.monotonic() if now is None else now
         for name, cs in list(self._cached.items()):
-            if now - cs.last_use > CACHE_TTL:
+            if now_ms - cs.last_use > CACHE_TTL_MS:
                 del self._cached[name]
                 cs.close()
 

@@ -746,7 +746,8 @@ class Server:
                 self.stream_directory.walk()
                 if not self.pause.mode:
                     retention_cycle(self, self.stream_directory)
-            self.migrate_sockets.close_timed_out()  # idle 10 s (migrateCloseTimedoutSockets)
+            # MIGRATE's connections idle for 10 s (migrateCloseTimedoutSockets)
+            self.migrate_sockets.close_timed_out(self.keyspace.clock.now_ms())
             if self.persistence is not None:
                 self.persistence.cron()
             elif self.aof is not None:

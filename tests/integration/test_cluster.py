@@ -30,6 +30,7 @@ from sluice.commands.errors import (
     SCRIPT_NOSCRIPT,
     SYNTAX,
 )
+from sluice.storage.keyspace import FakeClock
 from tests.support import RecordingAof, ThreadedServer, free_port, wait_until
 
 pytestmark = pytest.mark.timeout(120)
@@ -319,3 +320,28 @@ def test_migrate_logs_del_and_hides_passwords(make_server: Any, target: Threaded
     assert migrates and all("(redacted)" in c and "pw" not in c and " sec" not in c
                             for c in migrates), migrates
     events.close()
+
+
+def test_cached_connections_close_after_10_s(make_server: Any, target: ThreadedServer,
+                                             tr: redis.Redis) -> None:
+    """The cron closes a connection no MIGRATE used for more than 10 s (server clock)."""
+    clock = FakeClock()
+    src = make_server(clock=clock)
+    r = src.client()
+    r.mset({"a": "1", "b": "2"})
+    assert _migrate(r, target.port, "a", 0, 1000, "AUTH", "sec") in (b"OK", "OK")
+    assert r.info("stats")["migrate_cached_sockets"] == 1
+
+    def after_cron(ms: int) -> None:
+        src.call(lambda: clock.advance(ms))
+        loops = src.call(lambda: src.server.cronloops)
+        wait_until(lambda: src.call(lambda: src.server.cronloops) > loops + 1, what="cron")
+
+    after_cron(10_000)
+    assert r.info("stats")["migrate_cached_sockets"] == 1  # 10 s: not more than 10 s yet
+    assert _migrate(r, target.port, "b", 0, 1000, "AUTH", "sec") in (b"OK", "OK")  # used again
+    after_cron(10_000)
+    assert r.info("stats")["migrate_cached_sockets"] == 1
+    after_cron(1)
+    assert r.info("stats")["migrate_cached_sockets"] == 0
+    assert tr.mget("a", "b") == [b"1", b"2"]

@@ -5,7 +5,6 @@ size limit and its 10 s expiry."""
 from __future__ import annotations
 
 import socket
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from sluice.commands.cluster import migrate_get_keys
 from sluice.commands.migrate_sockets import (
     CACHE_ITEMS,
-    CACHE_TTL,
+    CACHE_TTL_MS,
     LINE_MAX,
     ConnectError,
     MigrateSocket,
@@ -22,11 +21,13 @@ from sluice.commands.migrate_sockets import (
 )
 from sluice.commands.spec import K
 
+NOW = 1_700_000_000_000
+
 
 @pytest.fixture
 def pair() -> Iterator[tuple[MigrateSocket, socket.socket]]:
     a, b = socket.socketpair()
-    cs = MigrateSocket(a, time.monotonic())
+    cs = MigrateSocket(a, NOW)
     yield cs, b
     cs.close()
     b.close()
@@ -83,9 +84,9 @@ def test_read_line_failures(pair: tuple[MigrateSocket, socket.socket]) -> None:
 def test_connect_errors() -> None:
     cache = MigrateSockets()
     with pytest.raises(ConnectError):
-        cache.get(b"", b"6379", 500)  # no such host, without asking DNS
+        cache.get(b"", b"6379", 500, NOW)  # no such host, without asking DNS
     with pytest.raises(ConnectError):
-        cache.get(b"127.0.0.1", b"-1", 500)
+        cache.get(b"127.0.0.1", b"-1", 500, NOW)
     assert len(cache) == 0
 
 
@@ -96,7 +97,7 @@ def test_a_refused_connect_is_cached_and_fails_on_write() -> None:
     port = probe.getsockname()[1]
     probe.close()  # nothing listens there now
     cache = MigrateSockets()
-    cs = cache.get(b"127.0.0.1", b"%d" % port, 500)
+    cs = cache.get(b"127.0.0.1", b"%d" % port, 500, NOW)
     with pytest.raises(OSError):
         cs.write(b"*1\r\n$4\r\nPING\r\n", 500)
         cs.read_line(500)
@@ -106,15 +107,14 @@ def test_a_refused_connect_is_cached_and_fails_on_write() -> None:
 def test_cache_reuses_by_name_and_expires(listener: socket.socket) -> None:
     port = b"%d" % listener.getsockname()[1]
     cache = MigrateSockets()
-    a = cache.get(b"127.0.0.1", port, 1000)
-    assert cache.get(b"127.0.0.1", port, 1000) is a
-    b = cache.get(b"127.0.0.1", b"0" + port, 1000)  # another spelling: another entry
+    a = cache.get(b"127.0.0.1", port, 1000, NOW)
+    assert cache.get(b"127.0.0.1", port, 1000, NOW + 1) is a and a.last_use == NOW + 1
+    b = cache.get(b"127.0.0.1", b"0" + port, 1000, NOW + 5000)  # another spelling: another entry
     assert b is not a and len(cache) == 2
-    cache.close_timed_out(a.last_use + CACHE_TTL)  # not more than 10 s: kept
+    cache.close_timed_out(NOW + 1 + CACHE_TTL_MS)  # not more than 10 s: kept
     assert len(cache) == 2
-    b.last_use = a.last_use + 5
-    cache.close_timed_out(a.last_use + CACHE_TTL + 1)
-    assert len(cache) == 1 and cache.get(b"127.0.0.1", b"0" + port, 1000) is b
+    cache.close_timed_out(NOW + 2 + CACHE_TTL_MS)
+    assert len(cache) == 1 and cache.get(b"127.0.0.1", b"0" + port, 1000, NOW) is b
     cache.close(b"127.0.0.1", b"0" + port)
     assert len(cache) == 0
     cache.close_all()
@@ -125,7 +125,7 @@ def test_cache_holds_at_most_64(listener: socket.socket) -> None:
     cache = MigrateSockets()
     try:
         for i in range(CACHE_ITEMS + 3):
-            cache.get(b"127.0.0.1", b"0" * i + port, 1000)
+            cache.get(b"127.0.0.1", b"0" * i + port, 1000, NOW)
             assert len(cache) == min(i + 1, CACHE_ITEMS)
     finally:
         cache.close_all()
