@@ -212,8 +212,8 @@ def _transfer(ctx: Context, host: bytes, port: bytes, dbid: int, timeout: int,
         if failure is not None:
             sockets.close(host, port)
         _delete_moved(ctx, moved)
-        if error is not None:
-            raise CommandError(MIGRATE_TARGET_ERROR % error)
+        if error is not None:  # (one line, as addReplyErrorFormat makes it)
+            raise CommandError(MIGRATE_TARGET_ERROR % error.replace(b"\r", b" "))
         if failure is not None:
             raise CommandError(MIGRATE_IOERR % "reading")
         cs.last_dbid = dbid
