@@ -10,20 +10,9 @@ from collections.abc import Callable
 import pytest
 import redis
 
-from tests.support import ThreadedServer, free_port, wait_until
+from tests.support import ThreadedServer, answers, free_port, wait_until
 
 Factory = Callable[..., ThreadedServer]
-
-
-def _answers(port: int) -> bool:
-    """One PING over a fresh socket. Not redis-py: its default retries with backoff turn
-    every refused connection into seconds of waiting, and polling into a timeout under load."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(16) == b"+PONG\r\n"
-    except OSError:
-        return False
 
 
 def test_config_set_port_moves_the_listener(make_server: Factory) -> None:
@@ -32,14 +21,14 @@ def test_config_set_port_moves_the_listener(make_server: Factory) -> None:
     r = server.client()
     new = free_port()
     assert r.config_set("port", new)
-    wait_until(lambda: _answers(new))
-    assert not _answers(old)
+    wait_until(lambda: answers(new))
+    assert not answers(old)
     moved = redis.Redis(port=new)
     assert moved.config_get("port") == {"port": str(new)}
     assert moved.info("server")["listener0"]["port"] == new
     assert r.ping()  # a connection made before the move stays
     moved.config_set("port", 0)  # no TCP listener at all
-    assert not _answers(new)
+    assert not answers(new)
 
 
 def test_a_failed_apply_rolls_the_whole_config_set_back(make_server: Factory) -> None:
@@ -57,7 +46,7 @@ def test_a_failed_apply_rolls_the_whole_config_set_back(make_server: Factory) ->
         assert str(e.value) == ("CONFIG SET failed (possibly related to argument 'port') - "
                                 "Unable to listen on this port. Check server logs.")
         assert {n: r.config_get(n)[n] for n in names} == before
-        wait_until(lambda: _answers(server.port))  # listening again where it was
+        wait_until(lambda: answers(server.port))  # listening again where it was
     finally:
         busy.close()
 
@@ -68,6 +57,6 @@ def test_config_set_bind_to_an_address_that_cannot_be_bound(make_server: Factory
     with pytest.raises(redis.ResponseError, match="Failed to bind to specified addresses."):
         r.config_set("bind", "192.0.2.1")  # TEST-NET-1: no interface here has it
     assert r.config_get("bind") == {"bind": "127.0.0.1 -::1"}
-    wait_until(lambda: _answers(server.port))
+    wait_until(lambda: answers(server.port))
     assert r.config_set("bind", "127.0.0.1")
-    wait_until(lambda: _answers(server.port))
+    wait_until(lambda: answers(server.port))

@@ -23,7 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sortedcontainers import SortedDict
 
 from sluice.storage.keyspace import FakeClock
-from tests.support import ThreadedServer, free_port, wait_until
+from tests.support import ThreadedServer, answers, free_port, wait_until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -181,16 +181,7 @@ def test_the_server_starts_without_the_library_when_the_port_is_0(tmp_path: Path
                              "--save", ""], cwd=tmp_path, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        r = redis.Redis(port=port, socket_timeout=5)
-
-        def up() -> bool:
-            try:
-                return bool(r.ping())
-            except redis.ConnectionError:
-                return False
-
-        wait_until(up, what="server start")
-        r.close()
+        wait_until(lambda: answers(port), what="server start")
     finally:
         proc.terminate()
         proc.wait(10)

@@ -18,7 +18,7 @@ import redis
 from sluice import REDIS_VERSION, __version__
 from sluice.server.__main__ import build_config
 from sluice.server.config import Config, ConfigError
-from tests.support import free_port, require_redis_server, wait_until
+from tests.support import answers, free_port, require_redis_server, wait_until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -108,7 +108,7 @@ def test_a_server_reads_its_config_from_stdin(tmp_path: Path) -> None:
     proc.stdin.close()
     try:
         client = redis.Redis(port=port, decode_responses=True)
-        wait_until(lambda: _pings(client), what="the server to answer")
+        wait_until(lambda: answers(port), what="the server to answer")
         assert client.config_get("hz") == {"hz": "17"}
     finally:
         proc.terminate()
@@ -116,13 +116,6 @@ def test_a_server_reads_its_config_from_stdin(tmp_path: Path) -> None:
         log = proc.stderr.read().decode()
         proc.stderr.close()
     assert "* Reading config from stdin" in log
-
-
-def _pings(client: redis.Redis) -> bool:
-    try:
-        return bool(client.ping())
-    except redis.ConnectionError:
-        return False
 
 
 @pytest.mark.parametrize("argv, expected", [
@@ -155,7 +148,7 @@ def _default_settings(cmd: list[str], port: int, cwd: str) -> dict[str, str]:
                             stderr=subprocess.DEVNULL)
     try:
         client = redis.Redis(port=port, decode_responses=True)
-        wait_until(lambda: _pings(client), what="the server to answer")
+        wait_until(lambda: answers(port), what="the server to answer")
         return {name: client.config_get(name)[name]
                 for name in ("save", "appendonly", "protected-mode", "dbfilename", "dir",
                              "appendfsync", "bind")}
@@ -185,7 +178,7 @@ def stoppable(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], redis.R
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     client = redis.Redis(port=port)
     try:
-        wait_until(lambda: _pings(client), what="the server to answer")
+        wait_until(lambda: answers(port), what="the server to answer")
         yield proc, client, tmp_path
     finally:
         if proc.poll() is None:

@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.support import require_redis_server
+from tests.support import answers, require_redis_server
 
 REPO = Path(__file__).resolve().parents[2]
 CI = os.environ.get("CI", "").lower() == "true"
@@ -126,18 +126,13 @@ def start_server(kind: str, timeout: float = 15.0) -> ServerHandle:
     )
     handle = ServerHandle(kind, port, process, workdir)
     deadline = time.monotonic() + timeout
-    probe = redis.Redis(port=port, socket_connect_timeout=0.5, socket_timeout=2)
-    while True:
-        try:
-            probe.ping()
-            probe.close()
-            return handle
-        except redis.ConnectionError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                handle.stop()
-                err = process.stderr.read().decode(errors="replace") if process.stderr else ""
-                raise RuntimeError(f"{kind} server did not start on port {port}: {err}") from None
-            time.sleep(0.05)
+    while not answers(port, timeout=2):
+        if process.poll() is not None or time.monotonic() > deadline:
+            handle.stop()
+            err = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            raise RuntimeError(f"{kind} server did not start on port {port}: {err}")
+        time.sleep(0.05)
+    return handle
 
 
 @pytest.fixture(scope="session", params=SERVER_KINDS)
