@@ -54,6 +54,7 @@ from collections import Counter
 from collections.abc import Mapping, MutableSequence, Sequence
 from typing import Protocol, Self, TypeAlias, TypeVar
 
+from sluice.storage.hotkeys import HotkeysSession
 from sluice.storage.keyspace import Database, Keyspace
 
 from .migrate_sockets import MigrateSockets
@@ -290,6 +291,17 @@ class Latency(Protocol):
     def reset(self, events: list[bytes]) -> int: ...  # forget events (all if none); count
 
 
+class Hotkeys(Protocol):
+    """HOTKEYS' session (``server.hotkeys.Hotkeys``)."""
+
+    @property
+    def session(self) -> HotkeysSession | None: ...  # running or stopped; None after RESET
+
+    def start(self, session: HotkeysSession) -> None: ...  # START: replaces, tracks from now
+    def stop(self) -> None: ...  # STOP: tracking ends, results stay for GET
+    def reset(self) -> None: ...  # RESET: forget the session
+
+
 class AclSelector(Protocol):
     """A user's selector, as ACL GETUSER describes it."""
 
@@ -479,6 +491,8 @@ class ServerFacade(Protocol[C]):
     def slowlog(self) -> MutableSequence[SlowlogEntry]: ...  # newest first
     @property
     def latency(self) -> Latency: ...  # LATENCY's samples
+    @property
+    def hotkeys(self) -> Hotkeys: ...  # HOTKEYS' session
     @property
     def notify_flags(self) -> int: ...  # notify-keyspace-events' classes (keyevents.py)
     @property

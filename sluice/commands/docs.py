@@ -49,6 +49,7 @@ _INTEGER_NAMES = frozenset((
     "unix-time-seconds", "numfields",
     "retrycount", "maxage", "id-or-count", "bit", "value-bit", "numsamples", "position",
     "numlocal",
+    "k", "ratio", "slot",
 ))
 _DOUBLE_NAMES = frozenset(("score", "longitude", "latitude", "radius", "width", "height",
                            "weight", "min", "max"))

@@ -9,6 +9,9 @@ order are Redis 8.6's. Values Sluice has no counterpart for (allocator details, 
 buffers, defragmentation, I/O threads, cluster slot migration) are reported as 0, as Redis
 reports them with the feature off.
 
+hotkeys: empty before the first ``HOTKEYS START``; then ``hotkeys-tracking-active`` and
+``hotkeys-cmd-cpu-time`` (the ms spent updating the session's top-Ks), until RESET.
+
 keysizes: the per-database histograms of string lengths and collection sizes, kept by the
 keyspace at every write (``storage/keyspace.py``), as Redis keeps them; with
 ``key-memory-histograms yes``, the histograms of the keys' memory too (built by walking the
@@ -17,7 +20,6 @@ keyspace's size array when asked, since the option is for diagnosis).
 What Sluice does not have yet, and so prints empty or as 0:
 
 - latencystats: no per-command latency histograms, the section is empty;
-- hotkeys: no HOTKEYS tracking; the section is empty, as in Redis before tracking starts;
 - modules: no modules (Redis 8 lists its built-in vectorset module here);
 - the ``eventloop_*`` stats: asyncio gives no hook around each loop iteration.
 

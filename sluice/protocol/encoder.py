@@ -232,3 +232,14 @@ def encode(reply: Any, resp3: bool = False) -> bytes:
 
 
 __all__ = ["ENCODERS", "encode", "encode_into", "encode_other", "format_double", "NULL_ARRAY"]
+
+
+def multibulk_size(argv: list[bytes]) -> int:
+    """The bytes ``argv`` takes as a RESP multibulk request (``*<n>`` then ``$<len>`` and the
+    argument per argument, each line ending in CRLF): what Redis counts as a command's
+    input bytes (``input_bytes`` in networking.c)."""
+    size = len(b"*%d\r\n" % len(argv))
+    for arg in argv:
+        n = len(arg)
+        size += n + (6 if n < 10 else 7 if n < 100 else 5 + len(str(n)))
+    return size

@@ -44,6 +44,7 @@ from .blocking import BlockingManager
 from .client import BLOCKED, Client
 from .config import Config
 from .dispatch import call, exec_queued, is_plain, reject, run_batch, script_call
+from .hotkeys import Hotkeys
 from .latency import LatencyMonitor
 from .memory import Memory
 from .notify import apply_flags, notify_keyspace_event
@@ -55,6 +56,8 @@ from .streams_bg import StreamDirectory, retention_cycle
 from .tracking import Tracking
 
 if TYPE_CHECKING:
+    from sluice.storage.hotkeys import HotkeysSession
+
     from .metrics import MetricsEndpoint
     from .persistence import AppendOnlyFile
     from .snapshot import Persistence
@@ -147,6 +150,8 @@ class Server:
         self.cronloops = 0  # cron ticks run (Redis's server.cronloops); tests wait on it
         self.latency = LatencyMonitor()  # LATENCY: spikes over latency-monitor-threshold
         self.migrate_sockets = MigrateSockets()  # MIGRATE's cached target connections
+        self.hotkeys = Hotkeys(self)  # HOTKEYS' session (hotkeys.py)
+        self.hotkeys_tracking: HotkeysSession | None = None  # the active one: dispatch's test
         self.slow_threshold_us = 0  # the least duration SLOWLOG or LATENCY wants to see
         self._update_slow_threshold()
         for name in ("slowlog-log-slower-than", "latency-monitor-threshold"):
@@ -718,6 +723,8 @@ class Server:
                 self.memory.perform_evictions()
             if self.tracking.count:
                 self.tracking.limit(self.config.tracking_table_max_keys)
+            if self.hotkeys_tracking is not None:
+                self.hotkeys.cron()  # HOTKEYS START ... DURATION: the session ends
             if self.active_expire_enabled and not self.pause.mode:
                 start = time.perf_counter_ns()
                 for db in self.keyspace.dbs:

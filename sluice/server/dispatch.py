@@ -98,7 +98,8 @@ def _checks_pass(server: Server, client: Client) -> bool:
             and client.reply_mode == REPLY_ON and client.kind == "normal"
             and not server.pause.mode and not server.script_busy and not client.tracking
             and not client.no_touch and not server.config.maxmemory_clients
-            and not server.config.min_replicas_to_write)
+            and not server.config.min_replicas_to_write
+            and server.hotkeys_tracking is None)
 
 
 def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[list[bytes]]:
@@ -405,6 +406,8 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
             duration += client.blocked_usec
             client.blocked_usec = 0
         cmd.hist[LEVEL_OF_USEC[duration] if duration < SMALL else level_of(duration)] += 1
+        if server.hotkeys_tracking is not None:  # HOTKEYS: the one test without a session
+            server.hotkeys.command(client, cmd, argv, reply, duration)
     else:
         client.blocked_usec += duration
     if (type(reply) is ErrorReply or duration >= server.slow_threshold_us
@@ -443,6 +446,8 @@ def script_call(server: Server, client: Client, cmd: Command, argv: list[bytes])
     run = server.scripting.running  # counted for the client running the script (tot-cmds)
     caller = run.caller if run is not None else None
     (caller if isinstance(caller, Client) else client).commands_processed += 1
+    if server.hotkeys_tracking is not None:  # counted inside EXEC only
+        server.hotkeys.script_command(client, cmd, argv, reply, duration)
     if (type(reply) is ErrorReply or duration >= server.slow_threshold_us or server.monitors
             or (server.aof is not None and (server.dirty > dirty or client.propagate_argv))):
         after_call(server, client, cmd, argv, reply, duration, dirty)
@@ -522,6 +527,8 @@ def exec_queued(server: Server, client: Client) -> Reply:
     # as Redis's execCommand restores it: ``call`` sets it for each queued command.
     exec_cmd, exec_argv = client.cmd, client.argv
     offset = server.repl.master_repl_offset
+    if server.hotkeys_tracking is not None:  # its request and reply header count per command
+        server.hotkeys.begin_exec(exec_argv, len(queued))
     try:
         if server.aof is not None and any(c.flags & F.WRITE for c, _ in queued):
             server.aof.begin_multi(client.db.id)
@@ -530,6 +537,8 @@ def exec_queued(server: Server, client: Client) -> Reply:
                 denied = server.acl.check(client, cmd, argv)
                 if denied is not None:
                     replies.append(denied.reply)
+                    if server.hotkeys_tracking is not None:
+                        server.hotkeys.exec_reply(denied.reply, client.resp3)
                     continue
             replies.append(call(server, client, cmd, argv))
         if server.aof is not None:

@@ -314,6 +314,10 @@ def _cpu(s: Server) -> dict[str, Any]:
     }
 
 
+def _hotkeys(s: Server) -> dict[str, Any]:
+    return dict(s.hotkeys.info())  # empty until the first HOTKEYS START
+
+
 def _commandstats(s: Server) -> dict[str, Any]:
     out: dict[str, Any] = {}
 
@@ -422,13 +426,14 @@ FIELDS: dict[str, Callable[[Server], dict[str, Any]]] = {
     "stats": _stats,
     "replication": _replication,
     "cpu": _cpu,
+    "hotkeys": _hotkeys,
     "commandstats": _commandstats,
     "errorstats": _errorstats,
     "cluster": _cluster,
     "keyspace": _keyspace,
     "keysizes": _keysizes,
 }
-"""Each section's fields; hotkeys, modules and latencystats have none yet."""
+"""Each section's fields; modules and latencystats have none yet."""
 
 
 def info_section(server: Server, name: str) -> dict[str, Any]:
