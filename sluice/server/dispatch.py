@@ -406,7 +406,8 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
             duration += client.blocked_usec
             client.blocked_usec = 0
         cmd.hist[LEVEL_OF_USEC[duration] if duration < SMALL else level_of(duration)] += 1
-        if server.hotkeys_tracking is not None:  # HOTKEYS: the one test without a session
+        if server.hotkeys_tracking is not None and not rerun:  # HOTKEYS (one test without)
+            # (a served blocked command is not counted: Redis re-runs it nested)
             server.hotkeys.command(client, cmd, argv, reply, duration)
     else:
         client.blocked_usec += duration
@@ -527,8 +528,10 @@ def exec_queued(server: Server, client: Client) -> Reply:
     # as Redis's execCommand restores it: ``call`` sets it for each queued command.
     exec_cmd, exec_argv = client.cmd, client.argv
     offset = server.repl.master_repl_offset
-    if server.hotkeys_tracking is not None:  # its request and reply header count per command
-        server.hotkeys.begin_exec(exec_argv, len(queued))
+    hotkeys = server.hotkeys
+    synced = server.hotkeys_tracking is not None  # HOTKEYS' bytes of this EXEC are current
+    if synced:  # its request and reply header count for each of its commands
+        hotkeys.begin_exec(exec_argv, len(queued), replies, client.resp3)
     try:
         if server.aof is not None and any(c.flags & F.WRITE for c, _ in queued):
             server.aof.begin_multi(client.db.id)
@@ -538,9 +541,14 @@ def exec_queued(server: Server, client: Client) -> Reply:
                 if denied is not None:
                     replies.append(denied.reply)
                     if server.hotkeys_tracking is not None:
-                        server.hotkeys.exec_reply(denied.reply, client.resp3)
+                        hotkeys.exec_reply(denied.reply, client.resp3)
                     continue
             replies.append(call(server, client, cmd, argv))
+            if server.hotkeys_tracking is None:
+                synced = False
+            elif not synced:  # HOTKEYS START inside the transaction: count what came before
+                hotkeys.begin_exec(exec_argv, len(queued), replies, client.resp3)
+                synced = True
         if server.aof is not None:
             server.aof.end_multi()
             if server.repl.master_repl_offset != offset:  # its WAITAOF waits for the EXEC

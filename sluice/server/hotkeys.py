@@ -11,12 +11,14 @@ What a command costs, as Redis counts it:
 - keys: the command's key specs, or its own key finder (the ACL's ``KeyPlan``, Redis's
   ``getKeysFromCommandWithSpecs``); a command without keys (PING, EXEC, HOTKEYS) counts for
   nothing, not even in the session's totals.
-- CPU: the handler's duration in µs (a blocked command's runs summed, counted when it is
-  served; one that times out is not counted, as Redis's unblock path never reaches ``call``).
+- CPU: the handler's duration in µs. A command that blocks is not counted, neither when it
+  times out nor when a write serves it (Redis re-runs it inside an execution unit, where
+  nested calls are not counted).
 - NET: the request's bytes as a RESP multibulk plus the reply's bytes (none under CLIENT
   REPLY OFF/SKIP). Inside EXEC, Redis does not reset its per-command byte counters between
   the transaction's commands: each one counts EXEC's request, the reply's array header and
-  every reply of the transaction so far, its own included; so does this.
+  every reply of the transaction so far, its own included; so does this (for a session
+  started inside the transaction too: EXEC brings the count up to date then).
 - Nesting: a script's commands are not counted (the script's own keys are), except inside
   EXEC, where Redis's ``call()`` counts every command it runs; those count their reply (in
   the script's protocol) and no request bytes, as Redis's script client has none.
@@ -66,7 +68,6 @@ class Hotkeys:
     def start(self, session: HotkeysSession) -> None:
         """START: ``session`` replaces any stopped one and is tracked from now on."""
         self.session = session
-        self.exec_base = self.exec_out = 0
         self.server.hotkeys_tracking = session
 
     def stop(self) -> None:
@@ -99,11 +100,13 @@ class Hotkeys:
 
     # -- the command path --------------------------------------------------------------
 
-    def begin_exec(self, argv: list[bytes], queued: int) -> None:
-        """EXEC starts running ``queued`` commands: its request and reply header count for
-        each of them (see the module's docstring)."""
+    def begin_exec(self, argv: list[bytes], queued: int, done: list[Reply],
+                   resp3: bool) -> None:
+        """EXEC of ``queued`` commands starts, or a session starts inside it after the
+        commands ``done`` gave these replies: EXEC's request, its reply's header and the
+        replies so far count for each command that follows (see the module's docstring)."""
         self.exec_base = multibulk_size(argv) + len(b"*%d\r\n" % queued)
-        self.exec_out = 0
+        self.exec_out = sum(reply_size(reply, resp3) for reply in done)
 
     def exec_reply(self, reply: Reply, resp3: bool) -> None:
         """A reply of the running EXEC that did not come from ``call`` (an ACL refusal)."""
