@@ -117,16 +117,20 @@ class Hotkeys:
         """A client's command (top level, or inside EXEC) is done: count its cost."""
         session = self.server.hotkeys_tracking
         assert session is not None
-        found = key_plan(cmd).find(argv)
-        if not found:
+        if client.in_exec:  # every reply counts for the commands after it, keys or not
+            if client.reply_mode == REPLY_ON:
+                self.exec_out += reply_size(reply, client.resp3)
+            found = key_plan(cmd).find(argv)
+            if found:
+                net = self.exec_base + self.exec_out
+                self._record(session, [argv[pos] for pos, _ in found], duration_us, net)
             return
-        size = reply_size(reply, client.resp3) if client.reply_mode == REPLY_ON else 0
-        if client.in_exec:
-            self.exec_out += size
-            net = self.exec_base + self.exec_out
-        else:
-            net = multibulk_size(argv) + size
-        self._record(session, [argv[pos] for pos, _ in found], duration_us, net)
+        found = key_plan(cmd).find(argv)
+        if found:
+            net = multibulk_size(argv)
+            if client.reply_mode == REPLY_ON:
+                net += reply_size(reply, client.resp3)
+            self._record(session, [argv[pos] for pos, _ in found], duration_us, net)
 
     def script_command(self, client: Client, cmd: Command, argv: list[bytes], reply: Reply,
                        duration_us: int) -> None:

@@ -18,6 +18,7 @@ from sluice.protocol import (
     Verbatim,
     encode,
 )
+from sluice.protocol.encoder import multibulk_size
 
 CASES = [
     (b"abc", b"$3\r\nabc\r\n", b"$3\r\nabc\r\n"),
@@ -67,3 +68,11 @@ def test_large_bulk_and_array_headers() -> None:
 def test_str_is_not_a_reply() -> None:
     with pytest.raises(TypeError):
         encode("text")
+
+
+@pytest.mark.parametrize("sizes", [[], [0], [3, 4, 6], [9, 10, 99, 100, 12345], [1] * 11])
+def test_multibulk_size(sizes: list[int]) -> None:
+    """What a request takes on the wire, as Redis counts a command's input bytes."""
+    argv = [b"x" * n for n in sizes]
+    wire = b"*%d\r\n" % len(argv) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in argv)
+    assert multibulk_size(argv) == len(wire)
