@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from sluice.protocol import encode_into
+from sluice.protocol import SimpleString, encode_into
 from sluice.protocol.encoder import multibulk_size
 from sluice.storage.hotkeys import HotkeysSession
 
@@ -46,7 +46,13 @@ _perf_ns = time.perf_counter_ns
 
 
 def reply_size(reply: Reply, resp3: bool) -> int:
-    """The bytes ``reply`` takes on the wire."""
+    """The bytes ``reply`` takes on the wire (the common replies without encoding them)."""
+    kind = type(reply)
+    if kind is SimpleString:  # +OK\r\n
+        return len(reply) + 3  # type: ignore[arg-type]
+    if kind is bytes:  # $<len>\r\n<data>\r\n
+        n = len(reply)  # type: ignore[arg-type]
+        return n + (6 if n < 10 else 7 if n < 100 else 5 + len(str(n)))
     buf = bytearray()
     encode_into(buf, reply, resp3)
     return len(buf)
