@@ -123,20 +123,23 @@ class Hotkeys:
         """A client's command (top level, or inside EXEC) is done: count its cost."""
         session = self.server.hotkeys_tracking
         assert session is not None
+        if client.is_script:
+            self.script_command(client, cmd, argv, reply, duration_us)
+            return
         if client.in_exec:  # every reply counts for the commands after it, keys or not
             if client.reply_mode == REPLY_ON:
                 self.exec_out += reply_size(reply, client.resp3)
             found = key_plan(cmd).find(argv)
             if found:
-                net = self.exec_base + self.exec_out
-                self._record(session, [argv[pos] for pos, _ in found], duration_us, net)
+                _record(session, [argv[pos] for pos, _ in found], duration_us,
+                        self.exec_base + self.exec_out)
             return
         found = key_plan(cmd).find(argv)
         if found:
             net = multibulk_size(argv)
             if client.reply_mode == REPLY_ON:
                 net += reply_size(reply, client.resp3)
-            self._record(session, [argv[pos] for pos, _ in found], duration_us, net)
+            _record(session, [argv[pos] for pos, _ in found], duration_us, net)
 
     def script_command(self, client: Client, cmd: Command, argv: list[bytes], reply: Reply,
                        duration_us: int) -> None:
@@ -147,11 +150,12 @@ class Hotkeys:
             return
         found = key_plan(cmd).find(argv)
         if found:
-            self._record(session, [argv[pos] for pos, _ in found], duration_us,
-                         reply_size(reply, client.resp3))
+            _record(session, [argv[pos] for pos, _ in found], duration_us,
+                    reply_size(reply, client.resp3))
 
-    @staticmethod
-    def _record(session: HotkeysSession, keys: list[bytes], cpu_us: int, net: int) -> None:
-        start = _perf_ns()
-        session.record(keys, cpu_us, net, session.sampled())
-        session.update_ns += _perf_ns() - start
+
+def _record(session: HotkeysSession, keys: list[bytes], cpu_us: int, net: int) -> None:
+    """Feed the session, timing it (INFO hotkeys-cmd-cpu-time)."""
+    start = _perf_ns()
+    session.record(keys, cpu_us, net, session.sampled())
+    session.update_ns += _perf_ns() - start
