@@ -14,7 +14,10 @@ change either way it writes.
 
 from __future__ import annotations
 
-from sluice.storage.zsets import ZSetValue
+from sluice.protocol import Raw
+from sluice.protocol.dtoa import d2string
+from sluice.protocol.encoder import array_header, bulk_string
+from sluice.storage.zsets import ZSetValue, member_render
 
 from .args import Args, parse_int
 from .context import Context, Reply, command_name
@@ -26,12 +29,36 @@ from .zsets import (
     limits,
     removed_from,
     score_range,
-    scores_as_text,
     store_empty,
     store_zset,
 )
 
 RANK, SCORE, LEX = 1, 2, 3  # zrange_type; 0 = decided by the options (ZRANGE)
+
+_BULK = member_render(bulk_string)  # the one render the sorted sets' cached pieces come from
+# The indexes of ZRANGE's fast path looked up instead of parsed: exactly the texts
+# string2ll accepts for these values (no sign but '-', no leading zero).
+_INDEX = {b"%d" % i: i for i in range(-1000, 1000)}
+
+
+def members_reply(z: ZSetValue, i: int, j: int, reverse: bool) -> Raw:
+    """The members at positions ``[i, j)`` as an array of bulk strings (the same bytes in
+    RESP2 and RESP3), joined from the pieces the set keeps for them: no per-member work
+    once a member has been read before."""
+    return Raw(z.joined(i, j, reverse, _BULK, array_header(j - i if i < j else 0)))
+
+
+def scores_reply(z: ZSetValue, i: int, j: int, reverse: bool, resp3: bool) -> Raw:
+    """``scores_as_text(*z.columns(i, j, reverse), resp3)``, encoded: members from their
+    kept pieces, each followed by its score (a bulk string in RESP2, pairs of member and
+    double in RESP3)."""
+    pieces = z.rendered(i, j, reverse, _BULK)
+    texts = map(d2string, z.scores(i, j, reverse))
+    if resp3:
+        body = [b"*2\r\n%b,%b\r\n" % pair for pair in zip(pieces, texts, strict=True)]
+        return Raw(array_header(len(body)) + b"".join(body))
+    body = [b"%b$%d\r\n%b\r\n" % (p, len(t), t) for p, t in zip(pieces, texts, strict=True)]
+    return Raw(array_header(2 * len(body)) + b"".join(body))
 
 
 def _zrange(ctx: Context, argv: list[bytes], at: int, store: bool, rangetype: int,
@@ -88,8 +115,8 @@ def _zrange(ctx: Context, argv: list[bytes], at: int, store: bool, rangetype: in
     if store:
         return _stored(ctx, argv[1], z.entries(i, j, reverse))
     if withscores:
-        return scores_as_text(*z.columns(i, j, reverse), ctx.resp3)
-    return z.members(i, j, reverse)
+        return scores_reply(z, i, j, reverse, ctx.resp3)
+    return members_reply(z, i, j, reverse)
 
 
 def _stored(ctx: Context, dst: bytes, entries: list[tuple[float, bytes]]) -> int:
@@ -107,9 +134,16 @@ def zrange(ctx: Context, args: Args) -> Reply:
     if len(argv) == 4:
         # ZRANGE key start stop, no option: _zrange's steps for a rank range (the indexes,
         # then the key), without its option scan and range-type dispatch.
-        start, end = parse_int(argv[2]), parse_int(argv[3])
+        start, end = _INDEX.get(argv[2]), _INDEX.get(argv[3])
+        if start is None:
+            start = parse_int(argv[2])
+        if end is None:
+            end = parse_int(argv[3])
         z = get_zset(ctx, argv[1])
-        return [] if z is None else z.members(*z.rank_bounds(start, end))
+        if z is None:
+            return []
+        i, j = z.rank_bounds(start, end)
+        return Raw(z.joined(i, j, False, _BULK, array_header(j - i)))
     return _zrange(ctx, argv, 1, False, 0, None)
 
 

@@ -56,6 +56,18 @@ def _bulk(out: bytearray, value: bytes, resp3: bool) -> None:
     out += _CRLF
 
 
+def bulk_string(value: bytes) -> bytes:
+    """The RESP bulk string of ``value`` (the same in RESP2 and RESP3): a reply piece made
+    ahead of time (a sorted set keeps its members' ones, see ``storage/rankedlist.py``)."""
+    n = len(value)
+    return (_BULK_HDR[n] if n < _SMALL else b"$%d\r\n" % n) + value + _CRLF
+
+
+def array_header(n: int) -> bytes:
+    """``*<n>\r\n``: the head of an array of ``n`` pre-encoded items."""
+    return _ARR_HDR[n] if n < _SMALL else b"*%d\r\n" % n
+
+
 def _int(out: bytearray, value: int, resp3: bool) -> None:
     out += _INT[value] if 0 <= value < _SMALL else b":%d\r\n" % value
 
@@ -231,7 +243,8 @@ def encode(reply: Any, resp3: bool = False) -> bytes:
     return bytes(out)
 
 
-__all__ = ["ENCODERS", "encode", "encode_into", "encode_other", "format_double", "NULL_ARRAY"]
+__all__ = ["ENCODERS", "array_header", "bulk_string", "encode", "encode_into", "encode_other",
+           "format_double", "NULL_ARRAY"]
 
 
 def multibulk_size(argv: list[bytes]) -> int:

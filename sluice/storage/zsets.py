@@ -9,12 +9,14 @@ views share the key:
 
 * ``d``: member -> key (``None`` for a removed member of a skiplist set, see
   ``hashslots.py``), so ZSCORE and membership are O(1) in both encodings;
-* ``zsl``: the keys in order. For the ``listpack`` encoding a plain sorted ``list``
-  (insertion and removal O(N), as Redis's listpack); for ``skiplist`` a
-  ``sortedcontainers.SortedList`` (a B-tree-like list of lists): insertion, removal,
-  rank and seeking by score are O(log N), a range of M entries O(log N + M), as Redis's
-  skiplist. The skiplist encoding keeps its members in a ``HashSlots`` too (``ht``, whose
-  dict is ``d``): fair random members and ZSCAN cursors.
+* ``zsl``: the keys in order, a ``RankedList`` (``rankedlist.py``: sorted sublists with a
+  positional index, as ``sortedcontainers.SortedList``) in both encodings: insertion,
+  removal, rank and seeking by score are O(log N), a range of M entries O(log N + M), as
+  Redis's skiplist (a listpack, at most ``zset-max-listpack-entries`` keys, is one sublist).
+  Beside each key it keeps the member's rendered reply piece once a range holding it has
+  been read (``rendered``): ZRANGE's reply is then a join of ready pieces. The skiplist
+  encoding keeps its members in a ``HashSlots`` too (``ht``, whose dict is ``d``): fair
+  random members and ZSCAN cursors.
 
 The keys order ``-0`` as ``0`` (Redis compares scores with ``<``), so they cannot carry the
 sign of a zero: a skiplist remembers its members scored ``-0`` in ``negzero`` (a listpack
@@ -39,18 +41,16 @@ empty set.
 
 from __future__ import annotations
 
-import bisect
 import math
 import random
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from operator import itemgetter
-from typing import Any, Protocol
-
-from sortedcontainers import SortedList
+from typing import Protocol
 
 from .hashslots import HashSlots
 from .keyspace import register_type
+from .rankedlist import RankedList, Render
 from .scores import LexRange, ScoreRange
 
 LISTPACK, SKIPLIST = 0, 1
@@ -121,29 +121,10 @@ _MASKS = 129  # masks kept for ranges of up to 128 scores
 _SIGN_BITS = [int.from_bytes(_SIGN_WORD * n, "big") for n in range(_MASKS)]
 
 
-def _sorted_slice(zsl: Any, start: int, stop: int) -> list[bytes]:
-    """``zsl[start:stop]`` of a SortedList, ``0 <= start < stop <= len(zsl)``: O(log N + M).
-
-    A range inside one of the SortedList's sublists (ten entries from either end: what
-    ZRANGE 0 9 and ZREVRANGE 0 9 ask) is sliced from that sublist directly. SortedList's
-    own slicing of such a range (``slice.indices``, its general checks) costs about a
-    microsecond, as much as the rest of a ZRANGE's data work. This reads its internals,
-    ``_lists`` (the sublists, in order) and ``_pos`` (a position's sublist and offset in it),
-    which sortedcontainers has kept since 2.0 (the unit tests compare both ways)."""
-    lists = zsl._lists
-    first = lists[0]
-    if stop <= len(first):
-        return first[start:stop]  # type: ignore[no-any-return]
-    last = lists[-1]
-    base = len(zsl) - len(last)
-    if start >= base:
-        return last[start - base:stop - base]  # type: ignore[no-any-return]
-    pos, i = zsl._pos(start)
-    sub = lists[pos]
-    j = i + stop - start
-    if j <= len(sub):
-        return sub[i:j]  # type: ignore[no-any-return]
-    return zsl[start:stop]  # type: ignore[no-any-return]
+def member_render(render: Render) -> Render:
+    """``render`` (of a member) as ``ZSetValue.rendered`` takes it: of the key holding the
+    member. Make it once (``rendered`` keeps pieces only while it gets the same one)."""
+    return lambda k: render(k[8:])
 
 
 class ZsetLimits(Protocol):
@@ -177,12 +158,11 @@ class ZSetValue:
     def __init__(self, enc: int = LISTPACK) -> None:
         self.enc = enc
         self.negzero: set[bytes] | None = None  # skiplist members scored -0
+        self.zsl = RankedList()  # the keys, sorted
         if enc == LISTPACK:
-            self.zsl: Any = []  # list[bytes] of keys, sorted
             self.d: dict[bytes, bytes | None] = {}  # member -> key
             self.ht: HashSlots | None = None
         else:
-            self.zsl = SortedList()
             self.ht = HashSlots()
             self.d = self.ht.d
 
@@ -213,7 +193,7 @@ class ZSetValue:
         then a listpack if it is small enough, as Redis's STORE commands leave it."""
         z = cls(SKIPLIST)
         keys = [key(s, m) for m, s in scores.items()]
-        z.zsl = SortedList(keys)
+        z.zsl = RankedList(keys)
         z.ht = HashSlots((k[8:], k) for k in keys)
         z.d = z.ht.d
         neg = {m for m, s in scores.items() if s == 0.0 and math.copysign(1.0, s) < 0}
@@ -226,12 +206,11 @@ class ZSetValue:
         dup = ZSetValue.__new__(ZSetValue)
         dup.enc = self.enc
         dup.negzero = None if self.negzero is None else set(self.negzero)
+        dup.zsl = self.zsl.copy()
         if self.enc == LISTPACK:
-            dup.zsl = list(self.zsl)
             dup.d = dict(self.d)
             dup.ht = None
         else:
-            dup.zsl = SortedList(self.zsl)
             dup.ht = self.ht.copy()  # type: ignore[union-attr]
             dup.d = dup.ht.d
         return dup
@@ -275,14 +254,10 @@ class ZSetValue:
         return self.d.get(member) is not None  # type: ignore[call-overload]
 
     def _bisect(self, probe: bytes) -> int:
-        if self.enc == LISTPACK:
-            return bisect.bisect_left(self.zsl, probe)
-        return self.zsl.bisect_left(probe)  # type: ignore[no-any-return]
+        return self.zsl.bisect_left(probe)
 
     def _bisect_right(self, probe: bytes) -> int:
-        if self.enc == LISTPACK:
-            return bisect.bisect_right(self.zsl, probe)
-        return self.zsl.bisect_right(probe)  # type: ignore[no-any-return]
+        return self.zsl.bisect_right(probe)
 
     def rank(self, member: bytes, reverse: bool = False) -> tuple[int, float] | None:
         """``zsetRank``: 0-based rank (from the highest score if ``reverse``) and score."""
@@ -297,10 +272,7 @@ class ZSetValue:
         ``reverse``."""
         if start >= stop:
             return []
-        if self.enc == LISTPACK:
-            keys: list[bytes] = self.zsl[start:stop]
-        else:
-            keys = _sorted_slice(self.zsl, start, stop)
+        keys = self.zsl.keys(start, stop)
         if reverse:
             keys.reverse()
         return keys
@@ -330,12 +302,37 @@ class ZSetValue:
         """The members at positions ``start`` to ``stop`` (no scores decoded)."""
         return list(map(_MEMBER, self.keys_at(start, stop, reverse)))
 
+    def joined(self, start: int, stop: int, reverse: bool, render: Render, head: bytes
+               ) -> bytes:
+        """``head + b"".join(rendered(start, stop, reverse, render))``, made in one join
+        (``RankedList.joined``): a reply of members from their kept pieces."""
+        return self.zsl.joined(start, stop, reverse, render, head)
+
+    def scores(self, start: int, stop: int, reverse: bool = False) -> list[float]:
+        """The scores at positions ``start`` to ``stop``, as ``columns`` gives them."""
+        if self.negzero:
+            return self.columns(start, stop, reverse)[1]
+        keys = self.keys_at(start, stop, reverse)
+        return list(decode_scores(keys)) if keys else []
+
+    def rendered(self, start: int, stop: int, reverse: bool, render: Render) -> list[bytes]:
+        """``[render(m) for m in members(start, stop, reverse)]`` for a ``render`` made by
+        ``member_render``: each member's piece is made once and kept beside its key
+        (``RankedList.rendered``), so a reply of members is one join of ready pieces.
+        Every caller passes the same ``render``."""
+        if start >= stop:
+            return []
+        pieces = self.zsl.rendered(start, stop, render)
+        if reverse:
+            pieces.reverse()
+        return pieces
+
     # -- bounds of ranges -----------------------------------------------------------------
 
     def rank_bounds(self, start: int, end: int, reverse: bool = False) -> tuple[int, int]:
         """Positions ``[i, j)`` of the ranks ``start..end`` (inclusive, negative from the end,
         Redis's clamping; from the highest score if ``reverse``); (0, 0) when empty."""
-        n = len(self.zsl)
+        n = self.zsl.n
         if start < 0:
             start += n
         if end < 0:
@@ -374,13 +371,14 @@ class ZSetValue:
             return 0, 0
         if self.enc == LISTPACK:
             # zzlFirstInLexRange, then forward while <= max (Redis's walk)
-            if not rng.gte_min(zsl[-1][8:]) or not rng.lte_max(zsl[0][8:]):
+            keys = zsl.keys(0, n)
+            if not rng.gte_min(keys[-1][8:]) or not rng.lte_max(keys[0][8:]):
                 return 0, 0
             i = 0
-            while i < n and not rng.gte_min(zsl[i][8:]):
+            while i < n and not rng.gte_min(keys[i][8:]):
                 i += 1
             j = i
-            while j < n and rng.lte_max(zsl[j][8:]):
+            while j < n and rng.lte_max(keys[j][8:]):
                 j += 1
             return (i, j) if i < j else (0, 0)
         prefix = zsl[0][:8]
@@ -400,10 +398,10 @@ class ZSetValue:
         while >= min): the reverse commands' view, which differs only for mixed scores."""
         if self.enc != LISTPACK:
             return self.lex_bounds(rng)
-        zsl = self.zsl
-        n = len(zsl)
+        n = len(self.zsl)
         if not n or rng.is_empty():
             return 0, 0
+        zsl = self.zsl.keys(0, n)  # a listpack: a walk of at most its N keys anyway
         if not rng.gte_min(zsl[-1][8:]) or not rng.lte_max(zsl[0][8:]):
             return 0, 0
         j = n
@@ -437,11 +435,10 @@ class ZSetValue:
 
     def _insert(self, score: float, member: bytes) -> None:
         k = score_prefix(score) + member  # key(), inlined: one call less per insertion
+        self.zsl.add(k)
         if self.enc == LISTPACK:
-            bisect.insort(self.zsl, k)
             self.d[member] = k
         else:
-            self.zsl.add(k)
             self.ht.put(member, k)  # type: ignore[union-attr]
             if score == 0.0 and math.copysign(1.0, score) < 0:
                 if self.negzero is None:
@@ -449,22 +446,18 @@ class ZSetValue:
                 self.negzero.add(member)
 
     def _unlink(self, k: bytes) -> None:
-        zsl = self.zsl
         member = k[8:]
+        self.zsl.remove(k)
         if self.enc == LISTPACK:
-            del zsl[bisect.bisect_left(zsl, k)]
             del self.d[member]
         else:
-            zsl.remove(k)
             self.ht.remove(member)  # type: ignore[union-attr]
             if self.negzero:
                 self.negzero.discard(member)
 
     def _to_skiplist(self) -> None:
-        keys = self.zsl
         self.enc = SKIPLIST
-        self.zsl = SortedList(keys)
-        self.ht = HashSlots((k[8:], k) for k in keys)
+        self.ht = HashSlots((k[8:], k) for k in self.zsl)
         self.d = self.ht.d
 
     def to_skiplist(self) -> None:
@@ -474,10 +467,8 @@ class ZSetValue:
 
     def _to_listpack(self) -> None:
         # -0 becomes 0 (an integer in the listpack): the keys already say 0
-        keys = list(self.zsl)
         self.enc = LISTPACK
-        self.zsl = keys
-        self.d = {k[8:]: k for k in keys}
+        self.d = {k[8:]: k for k in self.zsl}
         self.ht = None
         self.negzero = None
 
@@ -545,18 +536,17 @@ class ZSetValue:
         zsl = self.zsl
         if self.enc == LISTPACK:
             d = self.d
-            for k in zsl[i:j]:
+            for k in zsl.keys(i, j):
                 del d[k[8:]]
-            del zsl[i:j]
         else:
             ht = self.ht
             assert ht is not None
             neg = self.negzero
-            for k in zsl.islice(i, j):
+            for k in zsl.keys(i, j):
                 ht.remove(k[8:])
                 if neg:
                     neg.discard(k[8:])
-            del zsl[i:j]
+        zsl.delete(i, j)
         return j - i
 
     def pop(self, count: int, highest: bool) -> list[Entry]:
@@ -577,7 +567,7 @@ class ZSetValue:
     def random_entry(self) -> Entry:
         """``zsetTypeRandomElement`` (the set must not be empty)."""
         if self.enc == LISTPACK:
-            return unkey(random.choice(self.zsl))
+            return unkey(self.zsl[random.randrange(len(self.zsl))])
         ht = self.ht
         assert ht is not None
         k = ht.d[ht.random_member()]
@@ -591,14 +581,14 @@ class ZSetValue:
         size = len(self.zsl)
         if not unique or count == 1:
             if self.enc == LISTPACK:
-                return list(map(unkey, random.choices(self.zsl, k=count)))
+                return list(map(unkey, random.choices(list(self.zsl), k=count)))
             pick = self.random_entry
             return [pick() for _ in range(count)]
         if count >= size:  # the whole set, highest first (Redis's zuiNext goes backwards)
             return self.entries(0, size, reverse=True)
         if self.enc == LISTPACK:
-            zsl = self.zsl
-            return [unkey(zsl[i]) for i in sorted(random.sample(range(size), count))]
+            keys = list(self.zsl)
+            return [unkey(keys[i]) for i in sorted(random.sample(range(size), count))]
         if count * ZRANDMEMBER_SUB_STRATEGY_MUL > size:
             return random.sample(list(self), count)
         out: dict[bytes, Entry] = {}
