@@ -15,8 +15,8 @@ change either way it writes.
 from __future__ import annotations
 
 from sluice.protocol import Raw
-from sluice.protocol.dtoa import d2string
-from sluice.protocol.encoder import array_header, bulk_string
+from sluice.protocol.encoder import array_header, bulk_string, double_pieces
+from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.zsets import ZSetValue, member_render
 
 from .args import Args, parse_int
@@ -36,6 +36,7 @@ from .zsets import (
 RANK, SCORE, LEX = 1, 2, 3  # zrange_type; 0 = decided by the options (ZRANGE)
 
 _BULK = member_render(bulk_string)  # the one render the sorted sets' cached pieces come from
+_PAIR = b"*2\r\n"
 # The indexes of ZRANGE's fast path looked up instead of parsed: exactly the texts
 # string2ll accepts for these values (no sign but '-', no leading zero).
 _INDEX = {b"%d" % i: i for i in range(-1000, 1000)}
@@ -45,7 +46,7 @@ def members_reply(z: ZSetValue, i: int, j: int, reverse: bool) -> Raw:
     """The members at positions ``[i, j)`` as an array of bulk strings (the same bytes in
     RESP2 and RESP3), joined from the pieces the set keeps for them: no per-member work
     once a member has been read before."""
-    return Raw(z.joined(i, j, reverse, _BULK, array_header(j - i if i < j else 0)))
+    return Raw(z.joined(i, j, reverse, _BULK, array_header))
 
 
 def scores_reply(z: ZSetValue, i: int, j: int, reverse: bool, resp3: bool) -> Raw:
@@ -53,12 +54,17 @@ def scores_reply(z: ZSetValue, i: int, j: int, reverse: bool, resp3: bool) -> Ra
     kept pieces, each followed by its score (a bulk string in RESP2, pairs of member and
     double in RESP3)."""
     pieces = z.rendered(i, j, reverse, _BULK)
-    texts = map(d2string, z.scores(i, j, reverse))
-    if resp3:
-        body = [b"*2\r\n%b,%b\r\n" % pair for pair in zip(pieces, texts, strict=True)]
-        return Raw(array_header(len(body)) + b"".join(body))
-    body = [b"%b$%d\r\n%b\r\n" % (p, len(t), t) for p, t in zip(pieces, texts, strict=True)]
-    return Raw(array_header(2 * len(body)) + b"".join(body))
+    scores = double_pieces(z.scores(i, j, reverse), resp3)
+    n = len(pieces)
+    if resp3:  # [[member, score] ...]: a pair header, a member, a score, and again
+        body = [_PAIR] * (3 * n)
+        body[1::3] = pieces
+        body[2::3] = scores
+        return Raw(array_header(n) + b"".join(body))
+    body = pieces + scores  # member, score, member ... (the two slice assignments)
+    body[::2] = pieces
+    body[1::2] = scores
+    return Raw(array_header(2 * n) + b"".join(body))
 
 
 def _zrange(ctx: Context, argv: list[bytes], at: int, store: bool, rangetype: int,
@@ -139,11 +145,12 @@ def zrange(ctx: Context, args: Args) -> Reply:
             start = parse_int(argv[2])
         if end is None:
             end = parse_int(argv[3])
-        z = get_zset(ctx, argv[1])
+        z = ctx.db.get(argv[1])  # get_zset, inlined
+        if type(z) is ZSetValue:
+            return Raw(z.rank_joined(start, end, _BULK, array_header))
         if z is None:
             return []
-        i, j = z.rank_bounds(start, end)
-        return Raw(z.joined(i, j, False, _BULK, array_header(j - i)))
+        raise WrongTypeError()
     return _zrange(ctx, argv, 1, False, 0, None)
 
 

@@ -13,6 +13,7 @@ This module imports nothing of Sluice's but ``types``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -66,6 +67,41 @@ def bulk_string(value: bytes) -> bytes:
 def array_header(n: int) -> bytes:
     """``*<n>\r\n``: the head of an array of ``n`` pre-encoded items."""
     return _ARR_HDR[n] if n < _SMALL else b"*%d\r\n" % n
+
+
+_DOUBLE_PIECES: tuple[dict[float, bytes], dict[float, bytes]] = ({}, {})  # RESP2, RESP3
+_DOUBLE_PIECES_MAX = 4096
+
+
+def double_pieces(values: list[float], resp3: bool) -> list[bytes]:
+    """The encoding of each double in ``values``, as ``_double`` writes it (a bulk string
+    in RESP2, ``,`` in RESP3): the scores of a range reply, made ahead of time. Kept in a
+    bounded cache, zeros excepted: ``-0`` and ``0`` are one key there but print apart."""
+    cache = _DOUBLE_PIECES[resp3]
+    out: list[bytes | None] = list(map(cache.get, values))
+    zeros = values.count(0.0)  # found in C (a range's scores often start at 0)
+    x = -1
+    for _ in range(zeros):
+        x = values.index(0.0, x + 1)
+        out[x] = _ZERO_PIECES[resp3][math.copysign(1.0, values[x]) < 0]
+    if None in out:
+        for x, value in enumerate(values):
+            if out[x] is None:
+                out[x] = piece = _double_piece(value, resp3)
+                if value != 0.0 and value == value:
+                    if len(cache) >= _DOUBLE_PIECES_MAX:
+                        cache.clear()
+                    cache[value] = piece
+    return out  # type: ignore[return-value]
+
+
+def _double_piece(value: float, resp3: bool) -> bytes:
+    text = format_double(value)
+    return b",%b\r\n" % text if resp3 else bulk_string(text)
+
+
+_ZERO_PIECES = ((_double_piece(0.0, False), _double_piece(-0.0, False)),
+                (_double_piece(0.0, True), _double_piece(-0.0, True)))
 
 
 def _int(out: bytearray, value: int, resp3: bool) -> None:
@@ -243,7 +279,7 @@ def encode(reply: Any, resp3: bool = False) -> bytes:
     return bytes(out)
 
 
-__all__ = ["ENCODERS", "array_header", "bulk_string", "encode", "encode_into", "encode_other",
+__all__ = ["ENCODERS", "array_header", "bulk_string", "double_pieces", "encode", "encode_into", "encode_other",
            "format_double", "NULL_ARRAY"]
 
 

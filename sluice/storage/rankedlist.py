@@ -37,13 +37,12 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
-from operator import itemgetter
+from typing import Any
 
 __all__ = ["RankedList", "Render"]
 
 Render = Callable[[bytes], bytes]
 
-_MEMBER = itemgetter(slice(8, None))
 
 
 class RankedList:
@@ -191,9 +190,10 @@ class RankedList:
             out = self._render(pos, idx, j - i, render)
         return out  # type: ignore[return-value]
 
-    def joined(self, i: int, j: int, reverse: bool, render: Render, head: bytes) -> bytes:
-        """``head`` followed by ``rendered(i, j, render)`` (last first if ``reverse``), as one
-        ``bytes``, ``0 <= i <= j <= n``. The common case, pieces that all exist, costs a
+    def joined(self, i: int, j: int, reverse: bool, render: Render,
+               head: Callable[[int], bytes]) -> bytes:
+        """``head(count)`` followed by the ``count`` pieces of ``rendered(i, j, render)``
+        (last first if ``reverse``), as one ``bytes``, ``0 <= i <= j <= n``. The common case, pieces that all exist, costs a
         slice and a join: a missing one (None) makes the join fail, and only then are the
         missing ones made."""
         if render is not self.form:
@@ -201,8 +201,9 @@ class RankedList:
             self.form = render
             self.made = 0
         if i >= j:
-            return head
+            return head(0)
         first = self.pieces[0]
+        out: list[bytes | None]
         if j <= len(first):
             out = first[i:j]
         else:
@@ -210,15 +211,15 @@ class RankedList:
             out = _span(self.pieces, pos, idx, j - i)
         if reverse:
             out.reverse()
-        out.insert(0, head)
+        out.insert(0, head(j - i))
         try:
             return b"".join(out)  # type: ignore[arg-type]
         except TypeError:  # a piece not made yet
-            out = self.rendered(i, j, render)
+            made = self.rendered(i, j, render)
             if reverse:
-                out.reverse()
-            out.insert(0, head)
-            return b"".join(out)  # type: ignore[arg-type]
+                made.reverse()
+            made.insert(0, head(j - i))
+            return b"".join(made)
 
     def _render(self, pos: int, idx: int, count: int, render: Render) -> list[bytes | None]:
         """Make the missing pieces of ``count`` positions from (``pos``, ``idx``)."""
@@ -351,12 +352,12 @@ class RankedList:
 
 
 def _span(lists: list[list[bytes]] | list[list[bytes | None]], pos: int, idx: int,
-          count: int) -> list[bytes]:
+          count: int) -> list[Any]:
     """``count`` items from (``pos``, ``idx``) on, across sublists."""
     first = lists[pos]
     end = idx + count
     if end <= len(first):
-        return first[idx:end]  # type: ignore[return-value]
+        return first[idx:end]
     out = first[idx:]
     count -= len(out)
     while count > 0:
@@ -364,4 +365,4 @@ def _span(lists: list[list[bytes]] | list[list[bytes | None]], pos: int, idx: in
         part = lists[pos][:count]
         out += part
         count -= len(part)
-    return out  # type: ignore[return-value]
+    return out

@@ -222,7 +222,7 @@ class ZSetValue:
         return b"listpack" if self.enc == LISTPACK else b"skiplist"
 
     def __len__(self) -> int:
-        return len(self.zsl)
+        return self.zsl.n
 
     def _entry(self, k: bytes) -> Entry:
         """``(score, member)`` of a key, ``-0`` restored for a skiplist's members."""
@@ -302,11 +302,26 @@ class ZSetValue:
         """The members at positions ``start`` to ``stop`` (no scores decoded)."""
         return list(map(_MEMBER, self.keys_at(start, stop, reverse)))
 
-    def joined(self, start: int, stop: int, reverse: bool, render: Render, head: bytes
-               ) -> bytes:
-        """``head + b"".join(rendered(start, stop, reverse, render))``, made in one join
-        (``RankedList.joined``): a reply of members from their kept pieces."""
+    def joined(self, start: int, stop: int, reverse: bool, render: Render,
+               head: Callable[[int], bytes]) -> bytes:
+        """``head(count) + b"".join(rendered(start, stop, reverse, render))``, made in one
+        join (``RankedList.joined``): a reply of members from their kept pieces."""
         return self.zsl.joined(start, stop, reverse, render, head)
+
+    def rank_joined(self, start: int, end: int, render: Render,
+                    head: Callable[[int], bytes]) -> bytes:
+        """``joined(*rank_bounds(start, end), False, render, head)`` in one call (ZRANGE
+        key start stop, the common read of a leaderboard)."""
+        n = self.zsl.n
+        if start < 0:
+            start += n
+            if start < 0:
+                start = 0
+        if end < 0:
+            end += n
+        if start > end or start >= n:
+            return head(0)
+        return self.zsl.joined(start, end + 1 if end < n else n, False, render, head)
 
     def scores(self, start: int, stop: int, reverse: bool = False) -> list[float]:
         """The scores at positions ``start`` to ``stop``, as ``columns`` gives them."""

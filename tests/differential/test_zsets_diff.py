@@ -199,6 +199,31 @@ SEQUENCES: dict[str, list[tuple[Any, ...]]] = {
         ("CONFIG", "GET", "zset-max-listpack-entries"),
         ("CONFIG", "SET", "zset-max-listpack-entries", "128"),
     ],
+    # Ranges of a set large enough to span several sublists of its RankedList, read before
+    # and after writes that move, add and remove members inside the ranges read (the reply
+    # pieces kept beside the keys must follow), scores with zeros of both signs.
+    "ranges_kept_pieces": [
+        *[("ZADD", "r", *[x for i in range(j, j + 500) for x in (str(i % 700 / 4), f"m{i:05}")])
+          for j in range(0, 3000, 500)],
+        ("ZADD", "r", "-0", "negzero", "0", "zero"), ("OBJECT", "ENCODING", "r"),
+        ("ZRANGE", "r", 0, 9), ("ZRANGE", "r", 0, 9, "WITHSCORES"), ("ZREVRANGE", "r", 0, 9),
+        ("ZRANGE", "r", 995, 1010), ("ZRANGE", "r", 1990, 2010, "WITHSCORES"),
+        ("ZRANGE", "r", -12, -1), ("ZRANGE", "r", 0, 9, "REV", "WITHSCORES"),
+        ("ZADD", "r", "-1", "m00005", "0.1", "new"), ("ZRANGE", "r", 0, 9, "WITHSCORES"),
+        ("ZREM", "r", "m00000", "m00700"), ("ZRANGE", "r", 0, 9), ("ZINCRBY", "r", "1000",
+                                                                     "m00001"),
+        ("ZRANGE", "r", -3, -1, "WITHSCORES"), ("ZREMRANGEBYRANK", "r", 500, 1700),
+        ("ZRANGE", "r", 495, 510), ("ZCARD", "r"), ("ZRANK", "r", "m02999"),
+        ("ZPOPMIN", "r", 300), ("ZRANGE", "r", 0, 9), ("ZRANGEBYSCORE", "r", "100", "(101"),
+        ("ZRANGE", "r", "[m01", "(m0101", "BYLEX"), ("ZREVRANGEBYSCORE", "r", "+inf", "170",
+                                                     "LIMIT", "2", "5"),
+        ("ZREMRANGEBYSCORE", "r", "-inf", "150"), ("ZRANGE", "r", 0, 5, "WITHSCORES"),
+        ("ZRANGE", "r", 0, -1), ("ZREMRANGEBYRANK", "r", 0, -1), ("EXISTS", "r"),
+        ("ZADD", "s", "1", "a"), ("ZRANGE", "s", 0, 0), ("ZRANGE", "s", 1, 5),
+        ("ZRANGE", "s", -5, -3), ("ZRANGE", "s", 0, -1, "WITHSCORES"), ("ZADD", "s", "-0", "a"),
+        ("ZRANGE", "s", 0, -1, "WITHSCORES"), ("ZRANGE", "nokey", 0, 9), ("SET", "str", "v"),
+        ("ZRANGE", "str", 0, 9), ("ZRANGE", "s", "x", 1), ("ZRANGE", "s", 0, "-01"),
+    ],
     "wrong_arity": [
         ("ZADD", "z"), ("ZADD", "z", "1"), ("ZINCRBY", "z", "1"), ("ZREM", "z"), ("ZCARD",),
         ("ZSCORE", "z"), ("ZMSCORE", "z"), ("ZRANK", "z"), ("ZCOUNT", "z", "1"),

@@ -73,7 +73,13 @@ def test_random_operations_match_a_sorted_list(seed: int) -> None:
                 assert r[i] == model[i] and r[-1 - i] == model[-1 - i]
                 j = min(len(model), i + rnd.choice([1, 2, 10, 30]))
                 assert r.keys(i, j) == model[i:j]
-                assert r.rendered(i, j, render) == [render(x) for x in model[i:j]]
+                want = [render(x) for x in model[i:j]]
+                rev = rnd.random() < 0.5
+                if rnd.random() < 0.5:  # joined first: it makes the missing pieces itself
+                    assert r.rendered(i, j, render) == want
+                assert r.joined(i, j, rev, render, b"%d:".__mod__) == (
+                    b"%d:" % (j - i) + b"".join(want[::-1] if rev else want))
+                assert r.rendered(i, j, render) == want
     # a copy is independent
     dup = r.copy()
     if model:
@@ -104,5 +110,6 @@ def test_out_of_range_index() -> None:
         r[1]
     with pytest.raises(IndexError):
         RankedList()[0]
+    assert r.joined(0, 0, False, render, b"%d:".__mod__) == b"0:"
     r.delete(0, 1)
     assert len(r) == 0 and list(r) == [] and r.bisect_left(b"a") == 0
