@@ -97,19 +97,23 @@ def set_size(s: SetValue) -> int:
 
 
 def zset_size(z: ZSetValue) -> int:
-    """One key string per member (the score's 8 bytes and the member) in the sorted list,
-    and the member -> key dict (plus the hash table's slots for a skiplist)."""
+    """One key string per member (the score's 8 bytes and the member) in the sorted list
+    with a slot for its reply piece, the member -> key dict (plus the hash table's slots
+    for a skiplist), and the reply pieces made so far (a member's bulk string: its length,
+    7 bytes more). Pieces are made by reads, which do not measure again: they count from
+    the next write."""
     zsl = z.zsl
     n = len(zsl)
     size = 120
     if not n:
         return size + 300
-    key = bytes_size(len(zsl[0]) + len(zsl[-1]) >> 1)
-    member = bytes_size((len(zsl[0]) + len(zsl[-1]) >> 1) - 8)
-    per = LIST_SLOT + key + member + DICT_ENTRY
+    mean = len(zsl[0]) + len(zsl[-1]) >> 1
+    key = bytes_size(mean)
+    member = bytes_size(mean - 8)
+    per = 2 * LIST_SLOT + key + member + DICT_ENTRY
     if z.ht is not None:
-        per += LIST_SLOT + 16  # the slot list, the SortedList's index
-    return size + 300 + int(n * per)
+        per += LIST_SLOT + 16  # the slot list, the sorted list's index
+    return size + 300 + int(n * per) + zsl.made * bytes_size(mean - 1)
 
 
 def raw_string_size(rs: RawString) -> int:
