@@ -12,19 +12,21 @@ rank) with the layout of a B-tree's leaves, as ``sortedcontainers.SortedList`` d
   place while no sublist is added or dropped): a sublist's offset, or the sublist holding
   a position, in O(log S). Positions in the first or the last sublist (the ends of a
   sorted set, where ZRANGE 0 9 and ZREVRANGE 0 9 look) are found without it.
-* ``pieces``: parallel to ``lists``, item for item: what ``render(key)`` made of the key the
-  first time a range holding it was rendered (``rendered``), else None. A reply made of
-  members is then one ``bytes.join`` of cached pieces instead of a slice, a header and a
+* ``pieces``: parallel to ``lists``: None for a sublist no range has been rendered from,
+  else a list parallel to it, item for item: what ``render(key)`` made of the key the first
+  time a range holding it was rendered (``rendered``, ``joined``), else None. A reply made
+  of members is then one ``bytes.join`` of cached pieces instead of a slice, a header and a
   copy per member in Python. What a piece holds is the caller's business (the commands
-  layer renders a member as its RESP bulk string); this module only keeps it. A piece
-  costs nothing until its key is read; rendered, about the key's size again.
+  layer renders a member as its RESP bulk string); this module only keeps it. Writes to a
+  sublist never read pay nothing for it (no second list to keep in step); a piece costs
+  about its key's size again, once made.
 
 Insertion and removal are O(log S + LOAD) (a list insert in one sublist; C's ``memmove``),
 rank and the key at a rank O(log S), a range of M keys O(log S + M). With ``LOAD = 1000``,
 S stays near N / 1000.
 
 Invariants: ``len(lists) == len(pieces) == len(maxes)``; every sublist is non-empty and as
-long as its ``pieces`` sublist; ``maxes[i] == lists[i][-1]``; the concatenation of
+long as its ``pieces`` sublist unless that is None; ``maxes[i] == lists[i][-1]``; the concatenation of
 ``lists`` is strictly increasing; ``n`` is the total length; ``tree`` is None or the
 Fenwick tree of the current lengths; ``form`` is the ``render`` every non-None piece was
 made by, ``made`` the number of those pieces.
@@ -37,13 +39,11 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
-from typing import Any
 
 __all__ = ["RankedList", "Render"]
 
 Render = Callable[[bytes], bytes]
-
-
+Pieces = list[bytes | None]
 
 class RankedList:
     """Distinct ``bytes`` keys in order, by rank (see the module docstring)."""
@@ -57,7 +57,7 @@ class RankedList:
         load = self.LOAD
         self.lists: list[list[bytes]] = [ordered[i:i + load]
                                          for i in range(0, len(ordered), load)]
-        self.pieces: list[list[bytes | None]] = [[None] * len(s) for s in self.lists]
+        self.pieces: list[Pieces | None] = [None] * len(self.lists)
         self.maxes: list[bytes] = [s[-1] for s in self.lists]
         self.tree: list[int] | None = None
         self.n = len(ordered)
@@ -68,7 +68,7 @@ class RankedList:
         """An independent copy (keys and pieces are immutable: shared)."""
         dup = self.__class__.__new__(self.__class__)
         dup.lists = [s[:] for s in self.lists]
-        dup.pieces = [p[:] for p in self.pieces]
+        dup.pieces = [None if p is None else p[:] for p in self.pieces]
         dup.maxes = self.maxes[:]
         dup.tree = None
         dup.n = self.n
@@ -174,66 +174,64 @@ class RankedList:
             return first[i:j]
         return _span(self.lists, *self._locate(i), j - i)
 
+    def _reform(self, render: Render) -> None:
+        """Pieces of another ``render`` are dropped."""
+        self.pieces = [None] * len(self.lists)
+        self.form = render
+        self.made = 0
+
     def rendered(self, i: int, j: int, render: Render) -> list[bytes]:
-        """``[render(k) for k in keys(i, j)]``, each piece made once and kept: O(log S + M)
-        once the pieces exist. Every caller must pass the same ``render``: another one
-        drops the pieces made so far."""
+        """``[render(k) for k in keys(i, j)]``, ``0 <= i < j <= n``, each piece made once and
+        kept: O(log S + M) in C once the pieces exist. Every caller must pass the same
+        ``render``: another one drops the pieces made so far."""
         if render is not self.form:
-            self.pieces = [[None] * len(s) for s in self.lists]
-            self.form = render
-            self.made = 0
-        pos, idx = self._locate(i)
-        pieces = self.pieces[pos]
-        end = idx + j - i
-        out = pieces[idx:end] if end <= len(pieces) else _span(self.pieces, pos, idx, j - i)
-        if None in out:
-            out = self._render(pos, idx, j - i, render)
-        return out  # type: ignore[return-value]
+            self._reform(render)
+        return self._render(*self._locate(i), j - i, render)
 
     def joined(self, i: int, j: int, reverse: bool, render: Render,
                head: Callable[[int], bytes]) -> bytes:
         """``head(count)`` followed by the ``count`` pieces of ``rendered(i, j, render)``
-        (last first if ``reverse``), as one ``bytes``, ``0 <= i <= j <= n``. The common case, pieces that all exist, costs a
-        slice and a join: a missing one (None) makes the join fail, and only then are the
-        missing ones made."""
+        (last first if ``reverse``), as one ``bytes``, ``0 <= i <= j <= n``. The common
+        case, a range of the first sublist whose pieces all exist, is a slice and a join:
+        a missing piece (None) makes the join fail, and only then are pieces made."""
         if render is not self.form:
-            self.pieces = [[None] * len(s) for s in self.lists]
-            self.form = render
-            self.made = 0
+            self._reform(render)
         if i >= j:
             return head(0)
         first = self.pieces[0]
-        out: list[bytes | None]
-        if j <= len(first):
+        if first is not None and j <= len(first):
             out = first[i:j]
-        else:
-            pos, idx = self._locate(i)
-            out = _span(self.pieces, pos, idx, j - i)
-        if reverse:
-            out.reverse()
-        out.insert(0, head(j - i))
-        try:
-            return b"".join(out)  # type: ignore[arg-type]
-        except TypeError:  # a piece not made yet
-            made = self.rendered(i, j, render)
             if reverse:
-                made.reverse()
-            made.insert(0, head(j - i))
-            return b"".join(made)
+                out.reverse()
+            out.insert(0, head(j - i))
+            try:
+                return b"".join(out)  # type: ignore[arg-type]
+            except TypeError:  # a piece not made yet
+                pass
+        made = self._render(*self._locate(i), j - i, render)
+        if reverse:
+            made.reverse()
+        made.insert(0, head(j - i))
+        return b"".join(made)
 
-    def _render(self, pos: int, idx: int, count: int, render: Render) -> list[bytes | None]:
-        """Make the missing pieces of ``count`` positions from (``pos``, ``idx``)."""
-        out: list[bytes | None] = []
+    def _render(self, pos: int, idx: int, count: int, render: Render) -> list[bytes]:
+        """The pieces of ``count`` positions from (``pos``, ``idx``) on, the missing ones
+        made: sublist by sublist, a slice when all of its part is there."""
+        out: list[bytes] = []
         lists, pieces = self.lists, self.pieces
         while count:
             keys, made = lists[pos], pieces[pos]
+            if made is None:
+                made = pieces[pos] = [None] * len(keys)
             stop = min(len(keys), idx + count)
-            for x in range(idx, stop):
-                p = made[x]
-                if p is None:
-                    p = made[x] = render(keys[x])
-                    self.made += 1
-                out.append(p)
+            part = made[idx:stop]
+            if None in part:
+                for x in range(idx, stop):
+                    if made[x] is None:
+                        made[x] = render(keys[x])
+                        self.made += 1
+                part = made[idx:stop]
+            out += part  # type: ignore[arg-type]
             count -= stop - idx
             pos += 1
             idx = 0
@@ -246,7 +244,7 @@ class RankedList:
         maxes = self.maxes
         if not maxes:
             self.lists.append([k])
-            self.pieces.append([None])
+            self.pieces.append(None)
             maxes.append(k)
             self.n = 1
             self.tree = None
@@ -256,31 +254,53 @@ class RankedList:
             pos -= 1
             keys = self.lists[pos]
             keys.append(k)
-            self.pieces[pos].append(None)
+            made = self.pieces[pos]
+            if made is not None:
+                made.append(None)
             maxes[pos] = k
         else:
             keys = self.lists[pos]
             idx = bisect_left(keys, k)
             keys.insert(idx, k)
-            self.pieces[pos].insert(idx, None)
+            made = self.pieces[pos]
+            if made is not None:
+                made.insert(idx, None)
         self.n += 1
         if len(keys) > 2 * self.LOAD:
             self._split(pos)
-        else:
-            self._grown(pos, 1)
+        elif self.tree is not None:  # _grown, inlined (the write path of every ZADD)
+            tree = self.tree
+            size = len(tree)
+            pos += 1
+            while pos < size:
+                tree[pos] += 1
+                pos += pos & -pos
 
     def remove(self, k: bytes) -> None:
         """Remove ``k`` (present: ValueError otherwise)."""
-        pos = bisect_left(self.maxes, k)
-        keys = self.lists[pos] if pos < len(self.maxes) else []
+        maxes = self.maxes
+        pos = bisect_left(maxes, k)
+        keys = self.lists[pos] if pos < len(maxes) else []
         idx = bisect_left(keys, k)
         if idx == len(keys) or keys[idx] != k:
             raise ValueError("key not in RankedList")
         del keys[idx]
-        if self.pieces[pos].pop(idx) is not None:
-            self.made -= 1
+        made = self.pieces[pos]
+        if made is not None:
+            if made[idx] is not None:
+                self.made -= 1
+            del made[idx]
         self.n -= 1
-        self._shrunk(pos, 1)
+        if len(keys) >= self.LOAD >> 2 and idx < len(keys):  # _shrunk's common case, inlined
+            tree = self.tree
+            if tree is not None:
+                size = len(tree)
+                pos += 1
+                while pos < size:
+                    tree[pos] -= 1
+                    pos += pos & -pos
+        else:
+            self._shrunk(pos, 1)
 
     def delete(self, i: int, j: int) -> None:
         """Remove the keys at positions ``[i, j)``, ``0 <= i <= j <= n``: O(log S + M)."""
@@ -304,16 +324,19 @@ class RankedList:
                 while stop < len(lists) and count >= len(lists[stop]):
                     count -= len(lists[stop])
                     self.n -= len(lists[stop])
-                    self.made -= len(lists[stop]) - pieces[stop].count(None)
+                    made = pieces[stop]
+                    if made is not None:
+                        self.made -= len(made) - made.count(None)
                     stop += 1
                 del lists[pos:stop], pieces[pos:stop], maxes[pos:stop]
                 self.tree = None
                 continue
             take = min(len(keys) - idx, count)
             del keys[idx:idx + take]
-            gone = pieces[pos][idx:idx + take]
-            self.made -= take - gone.count(None)
-            del pieces[pos][idx:idx + take]
+            made = pieces[pos]
+            if made is not None:
+                self.made -= take - made[idx:idx + take].count(None)
+                del made[idx:idx + take]
             count -= take
             self.n -= take
             self._shrunk(pos, take)
@@ -322,9 +345,12 @@ class RankedList:
         load = self.LOAD
         keys, made = self.lists[pos], self.pieces[pos]
         self.lists.insert(pos + 1, keys[load:])
-        self.pieces.insert(pos + 1, made[load:])
         del keys[load:]
-        del made[load:]
+        if made is None:
+            self.pieces.insert(pos + 1, None)
+        else:
+            self.pieces.insert(pos + 1, made[load:])
+            del made[load:]
         self.maxes[pos] = keys[-1]
         self.maxes.insert(pos + 1, self.lists[pos + 1][-1])
         self.tree = None
@@ -342,8 +368,13 @@ class RankedList:
             self._grown(pos, -removed)
             return
         a = pos - 1 if pos + 1 == len(lists) else pos  # merge sublists a and a + 1
+        pieces = self.pieces
+        low, high = pieces[a], pieces[a + 1]
+        if low is not None or high is not None:
+            none: Pieces = [None]
+            pieces[a] = ((none * len(lists[a]) if low is None else low)
+                         + (none * len(lists[a + 1]) if high is None else high))
         lists[a] += lists[a + 1]
-        self.pieces[a] += self.pieces[a + 1]
         del lists[a + 1], self.pieces[a + 1], maxes[a + 1]
         maxes[a] = lists[a][-1]
         self.tree = None
@@ -351,8 +382,7 @@ class RankedList:
             self._split(a)
 
 
-def _span(lists: list[list[bytes]] | list[list[bytes | None]], pos: int, idx: int,
-          count: int) -> list[Any]:
+def _span(lists: list[list[bytes]], pos: int, idx: int, count: int) -> list[bytes]:
     """``count`` items from (``pos``, ``idx``) on, across sublists."""
     first = lists[pos]
     end = idx + count
