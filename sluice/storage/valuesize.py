@@ -97,11 +97,10 @@ def set_size(s: SetValue) -> int:
 
 
 def zset_size(z: ZSetValue) -> int:
-    """One key string per member (the score's 8 bytes and the member) in the sorted list
-    with a slot for its reply piece, the member -> key dict (plus the hash table's slots
-    for a skiplist), and the reply pieces made so far (a member's bulk string: its length,
-    7 bytes more). Pieces are made by reads, which do not measure again: they count from
-    the next write."""
+    """One key string per member (the score's 8 bytes and the member) in the sorted list,
+    the member -> key dict (plus the hash table's slots for a skiplist), and the reply
+    pieces made so far with their slots (a member's bulk string: its length, 7 bytes more).
+    Pieces are made by reads, which do not measure again: they count from the next write."""
     zsl = z.zsl
     n = len(zsl)
     size = 120
@@ -110,10 +109,10 @@ def zset_size(z: ZSetValue) -> int:
     mean = len(zsl[0]) + len(zsl[-1]) >> 1
     key = bytes_size(mean)
     member = bytes_size(mean - 8)
-    per = 2 * LIST_SLOT + key + member + DICT_ENTRY
+    per = LIST_SLOT + key + member + DICT_ENTRY
     if z.ht is not None:
         per += LIST_SLOT + 16  # the slot list, the sorted list's index
-    return size + 300 + int(n * per) + zsl.made * bytes_size(mean - 1)
+    return size + 300 + int(n * per) + zsl.made * (LIST_SLOT + bytes_size(mean - 1))
 
 
 def raw_string_size(rs: RawString) -> int:
