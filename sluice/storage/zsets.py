@@ -4,8 +4,8 @@ A sorted set is a map member -> score plus the members ordered by (score, member
 ties are broken by memcmp order. Each member has one *key*, a ``bytes`` object: its score
 in 8 order-preserving bytes (the IEEE 754 bits, sign flipped, negatives complemented, both
 zeros as +0) followed by the member. Keys compare as the pairs do, with one ``memcmp``, and
-a member costs one small object instead of a tuple and a float (``key`` / ``unkey``). Both
-views share the key:
+a member costs one small object instead of a tuple and a float (``zset_keys.py``: ``key``,
+``unkey``, ``decode_scores``). Both views share the key:
 
 * ``d``: member -> key (``None`` for a removed member of a skiplist set, see
   ``hashslots.py``), so ZSCORE and membership are O(1) in both encodings;
@@ -43,15 +43,29 @@ from __future__ import annotations
 
 import math
 import random
-import struct
 from collections.abc import Callable, Iterable, Iterator
-from operator import itemgetter
 from typing import Protocol
 
 from .hashslots import HashSlots
 from .keyspace import register_type
 from .rankedlist import RankedList, Render
 from .scores import LexRange, ScoreRange
+from .zset_keys import (
+    Entry,
+    decode_scores,
+    key,
+    key_member,
+    key_score,
+    member_render,
+    score_prefix,
+    unkey,
+)
+
+__all__ = [
+    "DEFAULT_LIMITS", "LISTPACK", "SKIPLIST", "Entry", "ZSetValue", "ZsetLimits",
+    "decode_scores", "key", "key_score", "load_listpack_zset", "load_zset", "member_render",
+    "score_prefix", "unkey",
+]
 
 LISTPACK, SKIPLIST = 0, 1
 LISTPACK_MAX_SAFETY_SIZE = 1 << 30
@@ -61,71 +75,6 @@ IN_INCR, IN_NX, IN_XX, IN_GT, IN_LT = 1, 2, 4, 8, 16
 OUT_NAN, OUT_ADDED, OUT_UPDATED, OUT_NOP = 1, 2, 4, 8
 
 ZRANDMEMBER_SUB_STRATEGY_MUL = 3
-
-Entry = tuple[float, bytes]
-
-_MEMBER = itemgetter(slice(8, None))  # a key's member, sliced in C
-_D = struct.Struct(">d")
-_Q = struct.Struct(">Q")
-_SIGN = 1 << 63
-_MASK = (1 << 64) - 1
-
-
-def score_prefix(score: float) -> bytes:
-    """The 8 bytes that order scores as ``<`` does (``-0`` as ``0``); not for NaN."""
-    if score == 0.0:
-        return b"\x80\x00\x00\x00\x00\x00\x00\x00"
-    u = _Q.unpack(_D.pack(score))[0]
-    return _Q.pack(u ^ _MASK if u & _SIGN else u | _SIGN)
-
-
-def key(score: float, member: bytes) -> bytes:
-    """A member's key: its score's order-preserving bytes, then the member."""
-    return score_prefix(score) + member
-
-
-def key_score(k: bytes) -> float:
-    """The score a key holds (``-0`` comes back as ``0``)."""
-    u = _Q.unpack_from(k)[0]
-    return _D.unpack(_Q.pack(u ^ _SIGN if u & _SIGN else u ^ _MASK))[0]  # type: ignore[no-any-return]
-
-
-def unkey(k: bytes) -> Entry:
-    """``(score, member)`` of a key."""
-    return key_score(k), k[8:]
-
-
-def decode_scores(keys: list[bytes]) -> tuple[float, ...]:
-    """The scores of several keys, decoded together.
-
-    The prefixes are joined into one big integer: when all the scores have one sign (the
-    first bytes say which; a range of a sorted set nearly always), one XOR undoes the
-    transform of all of them (the sign bits of positive scores; every bit of negative
-    ones), then one ``struct`` call reads the doubles. Mixed signs take a word at a time."""
-    n = len(keys)
-    raw = b"".join([k[:8] for k in keys])
-    firsts = raw[::8]
-    if min(firsts) >= 0x80:  # all positive (or zero): flip each sign bit back
-        mask = _SIGN_BITS[n] if n < _MASKS else int.from_bytes(_SIGN_WORD * n, "big")
-    elif max(firsts) < 0x80:  # all negative: complement them back
-        mask = (1 << (64 * n)) - 1
-    else:
-        bits = struct.unpack(f">{n}Q", raw)
-        return struct.unpack(f">{n}d", struct.pack(
-            f">{n}Q", *[u ^ _SIGN if u & _SIGN else u ^ _MASK for u in bits]))
-    return struct.unpack(f">{n}d", (int.from_bytes(raw, "big") ^ mask).to_bytes(8 * n, "big"))
-
-
-_SIGN_WORD = b"\x80" + bytes(7)
-_MASKS = 129  # masks kept for ranges of up to 128 scores
-_SIGN_BITS = [int.from_bytes(_SIGN_WORD * n, "big") for n in range(_MASKS)]
-
-
-def member_render(render: Render) -> Render:
-    """``render`` (of a member) as ``ZSetValue.rendered`` takes it: of the key holding the
-    member. Make it once (``rendered`` keeps pieces only while it gets the same one)."""
-    return lambda k: render(k[8:])
-
 
 class ZsetLimits(Protocol):
     """The settings that decide a sorted set's encoding (the server's config has them)."""
@@ -291,7 +240,7 @@ class ZSetValue:
         if not keys:
             return [], []
         scores = list(decode_scores(keys))
-        members = list(map(_MEMBER, keys))
+        members = list(map(key_member, keys))
         if self.negzero:
             neg = self.negzero
             scores = [-0.0 if s == 0.0 and m in neg else s
@@ -300,7 +249,7 @@ class ZSetValue:
 
     def members(self, start: int, stop: int, reverse: bool = False) -> list[bytes]:
         """The members at positions ``start`` to ``stop`` (no scores decoded)."""
-        return list(map(_MEMBER, self.keys_at(start, stop, reverse)))
+        return list(map(key_member, self.keys_at(start, stop, reverse)))
 
     def joined(self, start: int, stop: int, reverse: bool, render: Render,
                head: Callable[[int], bytes]) -> bytes:
