@@ -279,8 +279,8 @@ def encode(reply: Any, resp3: bool = False) -> bytes:
     return bytes(out)
 
 
-__all__ = ["ENCODERS", "array_header", "bulk_string", "double_pieces", "encode", "encode_into", "encode_other",
-           "format_double", "NULL_ARRAY"]
+__all__ = ["ENCODERS", "array_header", "bulk_string", "double_pieces", "encode", "encode_into",
+           "encode_other", "format_double", "multibulk_size", "NULL_ARRAY"]
 
 
 def multibulk_size(argv: list[bytes]) -> int:
