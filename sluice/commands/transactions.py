@@ -4,7 +4,7 @@ Mirrors Redis's multi.c. The machinery is in the server: ``dispatch.process_comm
 commands while ``ctx.multi`` is a list (replying ``+QUEUED``) and marks the transaction for
 EXECABORT when a command is refused at queue time; ``dispatch.exec_queued`` runs the queue
 (``ctx.server.exec_transaction``);
-``Server.watch`` / ``unwatch_all`` / ``touch_watched_key`` keep the optimistic locks. MULTI,
+``Server.watch`` / ``unwatch_all`` (``server/watch.py``) keep the optimistic locks. MULTI,
 EXEC, DISCARD and WATCH run at once even inside MULTI, so their own errors are answered here:
 as in Redis, a nested MULTI or a WATCH inside MULTI is refused without aborting the
 transaction.

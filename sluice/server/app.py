@@ -54,6 +54,7 @@ from .replication import Replication
 from .scripting import ScriptSupport
 from .streams_bg import StreamDirectory, retention_cycle
 from .tracking import Tracking
+from .watch import Watches
 
 if TYPE_CHECKING:
     from sluice.storage.hotkeys import HotkeysSession
@@ -66,19 +67,6 @@ log = logging.getLogger("sluice")
 
 _LOG_LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
                "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
-
-
-class WatchedKey:
-    """One key a client WATCHes (Redis's ``watchedKey``); listed both on the client and in
-    ``Server.watched_keys`` under (db id, key)."""
-
-    __slots__ = ("client", "db", "key", "expired")
-
-    def __init__(self, client: Client, db: Database, key: bytes, expired: bool) -> None:
-        self.client = client
-        self.db = db
-        self.key = key
-        self.expired = expired  # the key was already logically expired when watched
 
 
 class Server:
@@ -108,7 +96,8 @@ class Server:
         self.repl = Replication(self)  # the replication offset, WAITAOF, min-replicas-*
         self.pending_writes: list[Client] = []  # clients with output to flush
         self.unblocked_clients: list[Client] = []  # clients whose input must be resumed
-        self.watched_keys: dict[tuple[int, bytes], list[WatchedKey]] = {}
+        self.watches = Watches(self.keyspace.clock)  # WATCH (watch.py)
+        self.watched_keys = self.watches.keys  # the same dict: key_modified's test
         self.monitors: list[Client] = []
         self.pubsub = PubSub()
         self.pubsub.current = lambda: self.current_client
@@ -499,7 +488,7 @@ class Server:
         if self.watched_keys:
             watchers = self.watched_keys.get((db.id, key))
             if watchers:
-                self.touch_watched_key(db, key, watchers)
+                self.watches.touch(db, key, watchers)
         if ready and self.blocking.blocking_keys:
             self.blocking.signal_write(db, key)
 
@@ -535,7 +524,7 @@ class Server:
         """FLUSHDB: touch watched keys that existed, wake blocked clients, clear the db.
         ``invalidate``: tell tracking clients (FLUSHALL does it once for all databases)."""
         if self.watched_keys:
-            self.touch_all_watched_keys_in_db(db, None)
+            self.watches.touch_all_in_db(db, None)
         if invalidate:
             self.tracking.invalidate_all()  # Redis's signalFlushedDb: a null to every tracker
         self.blocking.signal_all_in_db(db)
@@ -551,83 +540,26 @@ class Server:
         are woken.
         """
         if self.watched_keys:
-            self.touch_all_watched_keys_in_db(db1, db2)
-            self.touch_all_watched_keys_in_db(db2, db1)
+            self.watches.touch_all_in_db(db1, db2)
+            self.watches.touch_all_in_db(db2, db1)
         db1.swap_contents(db2)
         self.blocking.signal_all_in_db(db1)
         self.blocking.signal_all_in_db(db2)
 
-    # -- WATCH (Redis's multi.c) ------------------------------------------------------------
+    # -- WATCH (watch.py) and EXEC -----------------------------------------------------------
 
     def watch(self, client: Client, key: bytes) -> None:
-        db = client.db
-        for wk in client.watched:
-            if wk.db is db and wk.key == key:
-                return
-        wk = WatchedKey(client, db, key, self._logically_expired(db, key))
-        client.watched.append(wk)
-        self.watched_keys.setdefault((db.id, key), []).append(wk)
+        self.watches.watch(client, key)
 
     def unwatch_all(self, client: Client) -> None:
-        for wk in client.watched:
-            bkey = (wk.db.id, wk.key)
-            watchers = self.watched_keys.get(bkey)
-            if watchers is not None:
-                try:
-                    watchers.remove(wk)
-                except ValueError:
-                    pass
-                if not watchers:
-                    del self.watched_keys[bkey]
-        client.watched = []
-        client.dirty_cas = False
+        self.watches.unwatch_all(client)
+
+    def watched_expired(self, client: Client) -> bool:
+        return self.watches.expired_since_watch(client)
 
     def exec_transaction(self, client: Client) -> Reply:
         """EXEC: run the client's queued commands (``dispatch.exec_queued``)."""
         return exec_queued(self, client)
-
-    def watched_expired(self, client: Client) -> bool:
-        """A watched key that has logically expired since WATCH also fails EXEC (Redis 7);
-        one that was already expired when watched does not."""
-        for wk in client.watched:
-            if not wk.expired and self._logically_expired(wk.db, wk.key):
-                return True
-        return False
-
-    def touch_watched_key(self, db: Database, key: bytes, watchers: list[WatchedKey]) -> None:
-        """A write to a watched key makes its watchers' EXEC fail, except that deleting a key
-        that was already expired when watched changes nothing logically."""
-        for wk in watchers:
-            if wk.expired and key not in db.data:
-                wk.expired = False
-                continue
-            wk.client.dirty_cas = True
-
-    def touch_all_watched_keys_in_db(self, emptied: Database, replaced_with: Database | None) -> None:
-        """FLUSHDB (``replaced_with`` None) or SWAPDB: touch the watched keys of ``emptied``
-        whose value goes away or changes (Redis's ``touchAllWatchedKeysInDb``)."""
-        for (db_id, key), watchers in list(self.watched_keys.items()):
-            if db_id != emptied.id:
-                continue
-            existed = key in emptied.data
-            exists = replaced_with is not None and key in replaced_with.data
-            if not (existed or exists):
-                continue
-            for wk in watchers:
-                if wk.expired:
-                    if not exists:  # the expired key is simply gone: no logical change
-                        wk.expired = False
-                        continue
-                    if self._logically_expired(replaced_with, key):  # type: ignore[arg-type]
-                        continue  # still an expired key
-                elif not existed and self._logically_expired(replaced_with, key):  # type: ignore[arg-type]
-                    wk.expired = True  # a missing key replaced by an expired one
-                    continue
-                wk.client.dirty_cas = True
-
-    def _logically_expired(self, db: Database, key: bytes) -> bool:
-        when = db.expires.get(key)
-        return when is not None and when <= self.keyspace.clock.now_ms()
 
     # -- bookkeeping ------------------------------------------------------------------------
 

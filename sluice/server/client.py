@@ -36,8 +36,9 @@ if TYPE_CHECKING:
 
     from sluice.commands.context import Command, Context
 
-    from .app import Server, WatchedKey
+    from .app import Server
     from .blocking import BlockState
+    from .watch import WatchedKey
 
 __all__ = ["BLOCKED", "REPLY_OFF", "REPLY_ON", "REPLY_SKIP", "REPLY_SKIP_NEXT", "Blocked",
            "Client"]
