@@ -266,11 +266,14 @@ class Scripting:
         run = ScriptRun(caller, client, server, funcname, eval_mode, read_only, allow_oom)
         self.run = run  # the script client's writes are recorded into it (dispatch)
         clock = server.keyspace.clock
-        clock.freeze()  # the script's commands see the time it started (Redis 7)
+        froze = clock.frozen_us is None  # inside EXEC the transaction's time stands already
+        if froze:
+            clock.freeze()  # the script's commands see the time it started (Redis 7)
         try:
             reply = engine.call(run, fn, keys, args)
         finally:
-            clock.thaw()
+            if froze:
+                clock.thaw()
             self.run = None
             if run.effects or run.timedout or run.shutdown:
                 self.host.script_ended(run)

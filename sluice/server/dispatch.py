@@ -524,6 +524,13 @@ def exec_queued(server: Server, client: Client) -> Reply:
         return NULL_ARRAY  # a WATCHed key changed
     replies: list[Reply] = []
     client.in_exec = True
+    # The transaction is one execution unit: its commands see the time it started (Redis
+    # 7's command time snapshot), so a key set to expire in 1 ms is still there for the
+    # next queued command, and TIME repeats itself. A script inside keeps this time.
+    clock = server.keyspace.clock
+    froze = clock.frozen_us is None
+    if froze:
+        clock.freeze()
     # After the transaction the client's last command is EXEC again (CLIENT LIST's cmd=),
     # as Redis's execCommand restores it: ``call`` sets it for each queued command.
     exec_cmd, exec_argv = client.cmd, client.argv
@@ -554,6 +561,8 @@ def exec_queued(server: Server, client: Client) -> Reply:
             if server.repl.master_repl_offset != offset:  # its WAITAOF waits for the EXEC
                 client.woff = server.repl.master_repl_offset
     finally:
+        if froze:
+            clock.thaw()
         client.in_exec = False
         client.cmd, client.argv = exec_cmd, exec_argv
     if client.reply_mode != REPLY_ON:

@@ -82,9 +82,10 @@ class WrongTypeError(Exception):
 class Clock:
     """Wall-clock milliseconds; tests substitute a ``FakeClock``.
 
-    ``freeze`` stops it at the current time until ``thaw``: while a script runs, every command
-    it calls sees the time the script started (Redis's command time snapshot), so a key set
-    to expire in 1 ms is still there at the script's next line, and TIME repeats itself."""
+    ``freeze`` stops it at the current time until ``thaw``: while a script or a transaction
+    runs, every command in it sees the time it started (Redis's command time snapshot of an
+    execution unit), so a key set to expire in 1 ms is still there at the next line, and TIME
+    repeats itself. Freezes do not nest: the outermost unit freezes and thaws."""
 
     __slots__ = ("frozen_us",)
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import hiredis
 import pytest
 
-from tests.support import RawClient, resp_frame_end
+from tests.support import ProcessServer, RawClient, resp_frame_end
 
 pytestmark = pytest.mark.differential
 
@@ -193,3 +193,45 @@ def test_last_command_after_exec_is_exec(raw_pair, writers, queued: list[str]) -
         line = other.call("CLIENT", "LIST", "ID", str(client_id.gets()))
         seen.append(line.split(b" cmd=")[1].split(b" ")[0])
     assert seen == [b"exec", b"exec"]
+
+
+@pytest.fixture(scope="module")
+def debug_pair() -> Iterator[tuple[RawClient, RawClient]]:
+    """Both servers with DEBUG enabled (redis-server's default refuses it)."""
+    servers = [ProcessServer(kind, ["--enable-debug-command", "yes"]).start()
+               for kind in ("sluice", "redis")]
+    try:
+        yield RawClient(servers[0].port), RawClient(servers[1].port)
+    finally:
+        for server in servers:
+            server.stop()
+
+
+def test_a_transaction_sees_the_time_it_started(debug_pair) -> None:  # type: ignore[no-untyped-def]
+    """EXEC is one execution unit (Redis 7's command time snapshot): a key set to expire in
+    1 ms is still there after a 20 ms DEBUG SLEEP inside the same transaction, its PTTL is
+    still 1, a script inside sees the same time, and TIME repeats itself. Sluice used to
+    let the clock run inside EXEC and answered nil."""
+    transaction = [["MULTI"], ["SET", "k", "v", "PX", "1"], ["DEBUG", "SLEEP", "0.02"],
+                   ["GET", "k"], ["PTTL", "k"], ["EVAL", "return redis.call('PTTL', KEYS[1])",
+                                                 "1", "k"],
+                   ["TIME"], ["DEBUG", "SLEEP", "0.002"], ["TIME"]]
+    results = []
+    for client in debug_pair:
+        for command in transaction:
+            client.call(*command)
+        results.append(hiredis_parse(client.call("EXEC")))
+    for result in results:
+        assert result[2:5] == [b"v", 1, 1], result
+        assert result[5] == result[7]  # TIME, 2 ms apart, inside one transaction
+    assert results[0][:5] == results[1][:5]
+    for client in debug_pair:
+        client.call("FLUSHALL")
+
+
+def hiredis_parse(raw: bytes) -> list:  # type: ignore[type-arg]
+    reader = hiredis.Reader()
+    reader.feed(raw)
+    reply = reader.gets()
+    assert isinstance(reply, list), reply
+    return reply
