@@ -213,12 +213,13 @@ class AppendOnlyFile:
                 self.last_ts = ts
         if self.multi_db is not None:
             # The transaction's first command: MULTI is written before it only when a second
-            # one follows (Redis 7's propagatePendingCommands logs a lone command bare).
+            # one follows (Redis 7's propagatePendingCommands logs a lone command bare). It
+            # goes before the SELECT too: Redis propagates MULTI with no database of its own.
+            self.multi_mark = len(buf)
             if self.selected_db != self.multi_db:
                 buf += encode_select(self.multi_db)
                 self.selected_db = self.multi_db
             self.multi_db = None
-            self.multi_mark = len(buf)
         elif self.multi_mark >= 0 and not self.multi_open:
             self._open_multi()
         if db_id != self.selected_db:
