@@ -241,8 +241,7 @@ class Aof(Protocol):
 
     @property
     def child_pid(self) -> int: ...  # the rewriting child, 0 when none
-    @property
-    def rewrite_scheduled(self) -> bool: ...  # a rewrite waits for a BGSAVE to end
+    rewrite_scheduled: bool  # a rewrite waits for a BGSAVE, or for the EXEC it was asked in
 
     def feed(self, db_id: int, argvs: list[list[bytes]]) -> None: ...  # log these commands
     def begin_multi(self, db_id: int) -> None: ...  # what is fed next is one transaction...
@@ -271,6 +270,7 @@ class Persistence(Protocol):
     def child_pid(self) -> int: ...  # the BGSAVE child, 0 when none
     rdb_saves: int  # INFO rdb_saves
     bgsave_scheduled: bool  # BGSAVE SCHEDULE waits for an AOF rewrite
+    offline_rewrite_scheduled: bool  # BGREWRITEAOF in EXEC, appendonly no: for the cron
 
     def save(self) -> bool: ...  # SAVE, in the foreground
     def bgsave(self) -> str | None: ...  # BGSAVE; the error text, or None

@@ -93,6 +93,14 @@ def bgsave(ctx: Context, args: Args) -> Reply:
 
 def bgrewriteaof(ctx: Context, args: Args) -> Reply:
     aof = ctx.server.aof
+    if ctx.in_exec and not (aof is not None and aof.child_pid):
+        # Inside a transaction Redis only schedules it (bgrewriteaofCommand's in_exec): the
+        # cron starts it once the EXEC is over.
+        if aof is not None:
+            aof.rewrite_scheduled = True
+        else:
+            _persistence(ctx).offline_rewrite_scheduled = True
+        return BG_REWRITE_SCHEDULED
     if aof is None:  # appendonly no: a base and a manifest for a later appendonly yes
         err = _persistence(ctx).rewrite_offline()
         if err:

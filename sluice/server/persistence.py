@@ -634,4 +634,5 @@ def fork_writer(server: Server, work: Any, pin: str = "") -> int:
         finally:
             os._exit(code)
     gc.unfreeze()
+    server.stats["total_forks"] += 1  # INFO total_forks (Redis counts every fork it makes)
     return pid

@@ -61,6 +61,7 @@ class Persistence:
         self.loading = False
         self.shut_down = False
         self.bgsave_scheduled = False  # BGSAVE SCHEDULE while an AOF rewrite runs
+        self.offline_rewrite_scheduled = False  # BGREWRITEAOF in EXEC with appendonly no
         # BGREWRITEAOF with appendonly no: (pid, temp file, new manifest, files to delete)
         self.offline_rewrite: tuple[int, str, fmt.Manifest, list[str]] | None = None
         self.offline_rewrites = 0
@@ -351,6 +352,11 @@ class Persistence:
             self.bgsave_scheduled = False
             self.bgsave()
             return
+        if self.offline_rewrite_scheduled:
+            self.offline_rewrite_scheduled = False
+            if aof is None:  # appendonly yes meanwhile: that rewrite is the AOF's own
+                self.rewrite_offline()
+            return
         now = time.time()
         dirty = self.server.dirty
         for seconds, changes in self.config.save:
@@ -457,7 +463,7 @@ class Persistence:
             fields.update({
                 "aof_enabled": 0,
                 "aof_rewrite_in_progress": int(self.offline_rewrite is not None),
-                "aof_rewrite_scheduled": 0,
+                "aof_rewrite_scheduled": int(self.offline_rewrite_scheduled),
                 "aof_last_rewrite_time_sec": -1, "aof_current_rewrite_time_sec": -1,
                 "aof_last_bgrewrite_status": "ok" if self.offline_rewrite_ok else "err",
                 "aof_rewrites": self.offline_rewrites,

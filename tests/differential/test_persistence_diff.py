@@ -25,7 +25,13 @@ from typing import Any
 import pytest
 import redis
 
-from tests.support import ProcessServer, ThreadedServer, require_redis_server, wait_until
+from tests.support import (
+    ProcessServer,
+    RawClient,
+    ThreadedServer,
+    require_redis_server,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.differential, pytest.mark.timeout(120)]
 
@@ -355,3 +361,35 @@ def test_a_failed_flushall_snapshot_does_not_refuse_writes(tmp_path: Path) -> No
         finally:
             server.kill()
     assert outcomes[0] == outcomes[1] == (True, 0, "ok")
+
+
+@pytest.mark.parametrize("appendonly", ["no", "yes"])
+def test_bgrewriteaof_inside_exec_is_scheduled(tmp_dirs: tuple[Path, Path],
+                                               appendonly: str) -> None:
+    """Inside a transaction BGREWRITEAOF is only scheduled (Redis's in_exec check, Tcl multi
+    "MULTI with BGREWRITEAOF"): EXEC's reply says so on both servers, and the rewrite then
+    runs once the transaction is over (a fork counted, a rewrite done)."""
+    ours_dir, theirs_dir = tmp_dirs
+    servers = [ProcessServer(kind, ["--dir", str(d), "--appendonly", appendonly], cwd=str(d))
+               for kind, d in (("sluice", ours_dir), ("redis", theirs_dir))]
+    replies = []
+    try:
+        for server in servers:
+            server.start()
+            r = server.client()
+            wait_until(lambda r=r: not r.info("persistence")["aof_rewrite_in_progress"],
+                       what="the first rewrite")
+            forks = r.info("stats")["total_forks"]
+            raw = RawClient(server.port)
+            for command in (["MULTI"], ["SET", "foo", "bar"], ["BGREWRITEAOF"]):
+                raw.call(*command)
+            replies.append(raw.call("EXEC"))
+            wait_until(lambda r=r, forks=forks: r.info("stats")["total_forks"] > forks,
+                       what="the scheduled rewrite")
+            wait_until(lambda r=r: not r.info("persistence")["aof_rewrite_in_progress"],
+                       what="the rewrite to end")
+    finally:
+        for server in servers:
+            server.stop()
+    assert replies[0] == replies[1] == (
+        b"*2\r\n+OK\r\n+Background append only file rewriting scheduled\r\n")
