@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -102,10 +103,12 @@ def test_bio_thread_gets_its_list_or_the_cpus_the_process_started_with() -> None
 
 def test_forked_writer_pins_itself_as_its_setting_says(tmp_path: Path) -> None:
     out = tmp_path / "cpus"
-    server: Any = SimpleNamespace(config=SimpleNamespace(bgsave_cpulist=str(CPU)))
+    server: Any = SimpleNamespace(config=SimpleNamespace(bgsave_cpulist=str(CPU)),
+                                  stats=Counter())
     pid = fork_writer(server, lambda: out.write_text(repr(sorted(os.sched_getaffinity(0)))),
                       "bgsave_cpulist")
     assert pid > 0
+    assert server.stats["total_forks"] == 1  # INFO total_forks counts it
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert out.read_text() == repr([CPU])
