@@ -9,10 +9,10 @@ Two parsers share one contract and one test suite:
 * ``RequestReader`` is what connections use. Multibulk requests from authenticated clients go
   through ``hiredis.Reader`` (C, ~10x faster). hiredis accepts exactly the request encodings
   Redis accepts (it shares ``string2ll``), but words its errors differently, ignores
-  ``proto-max-bulk-len`` and cannot parse inline commands. So the reader keeps the raw chunks
-  hiredis has not finished with; when hiredis fails, or the pending part grows large, those
-  chunks are replayed through the pure parser, which then either produces Redis's exact error
-  or carries on parsing where hiredis stopped. Inline input, and every client that has not
+  ``proto-max-bulk-len`` and cannot parse inline commands. So the query buffer keeps the raw
+  input hiredis has not finished with; when hiredis fails, the pending part grows large, or a
+  big argument begins, that input is parsed again, in place, by the pure parser, which then
+  either produces Redis's exact error or carries on parsing where hiredis stopped. Inline input, and every client that has not
   authenticated yet (Redis limits those to 10 arguments and 16 KB bulks), use the pure parser.
 
 Invariant: requests come out in order and exactly once, whichever parser produced them.
@@ -27,6 +27,15 @@ from itertools import chain
 
 import hiredis
 
+from .querybuf import (
+    MIN_READ,
+    PROTO_IOBUF_LEN,
+    PROTO_MBULK_BIG_ARG,
+    PROTO_RESIZE_THRESHOLD,
+    WASTE_THRESHOLD,
+    QueryBuffer,
+)
+
 PROTO_INLINE_MAX_SIZE = 64 * 1024
 PROTO_MAX_BULK_LEN = 512 * 1024 * 1024
 UNAUTH_MAX_MULTIBULK = 10
@@ -40,11 +49,13 @@ _SHADOW_THRESHOLD = 64 * 1024
 # client goes away), so input that contains one goes through the pure parser, which, like
 # Redis, refuses counts over INT_MAX and collects elements only as they arrive.
 _HUGE_COUNT = re.compile(rb"\*[0-9]{7}")
-# A bulk length with as many digits as ``proto-max-bulk-len`` in a partial request: hiredis
-# would wait for its data, but a length over the limit must be refused as soon as its header
-# arrives (Redis does), so the pure parser checks it. Only the partial request at the end of
-# the input is searched (a pipeline's requests are not), and a match inside a value only
-# costs that request the slower parser.
+# A bulk header the pure parser must see in a partial request, where hiredis would wait for
+# the data: a length with as many digits as ``proto-max-bulk-len`` (one over the limit is
+# refused as soon as its header arrives, as Redis does), or one of ``PROTO_MBULK_BIG_ARG``
+# bytes or more (a big argument: its buffer is made for it, and read into in place). Only
+# the partial request at the end of the input is searched (a pipeline's requests are not),
+# and a match inside a value only costs that request the slower parser.
+_BIG_ARG = rb"\$(?:[1-9][0-9]{5}|[4-9][0-9]{4}|3[3-9][0-9]{3}|32[89][0-9]{2}|327[7-9][0-9]|3276[89])"
 _BIG_BULK: dict[int, re.Pattern[bytes]] = {}
 
 
@@ -52,8 +63,9 @@ def _big_bulk(max_bulk_len: int) -> re.Pattern[bytes]:
     digits = len(str(max_bulk_len))
     found = _BIG_BULK.get(digits)
     if found is None:
-        found = _BIG_BULK[digits] = re.compile(rb"\$[0-9]{%d}" % digits)
+        found = _BIG_BULK[digits] = re.compile(rb"%s|\$[0-9]{%d}" % (_BIG_ARG, digits))
     return found
+
 
 _join = b"".join
 
@@ -162,56 +174,85 @@ def _is_hex(c: int) -> bool:
 
 
 class PureRequestParser:
-    """Redis's request parser, in Python. Feed bytes, then call ``get()`` until it returns None."""
+    """Redis's request parser, in Python. Feed bytes, then call ``get()`` until it returns None.
 
-    __slots__ = ("buf", "pos", "max_bulk_len", "auth_required", "_mbulk", "_bulklen", "_args",
+    It parses in place from a ``QueryBuffer`` (``qb.start`` is Redis's ``qb_pos``), shared
+    with the ``RequestReader`` that hands it input; alone it keeps one of its own.
+    """
+
+    __slots__ = ("qb", "max_bulk_len", "auth_required", "_mbulk", "_bulklen", "_args",
                  "_req_start")
 
-    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
-        self.buf = bytearray()
-        self.pos = 0
+    def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False,
+                 qb: QueryBuffer | None = None):
+        self.qb = qb if qb is not None else QueryBuffer(0)
         self.max_bulk_len = max_bulk_len
         self.auth_required = auth_required
         self._mbulk = 0  # arguments still expected by the current multibulk request
         self._bulklen = -1  # length of the bulk being read, -1 while reading its header
         self._args: list[bytes] = []
-        self._req_start = 0  # where the multibulk request being read starts in buf
+        # Where the multibulk request being read starts in the buffer (to hand it back to
+        # hiredis), or -1 once a big argument dropped its start.
+        self._req_start = -1
 
     def feed(self, data: bytes) -> None:
-        self.buf += data
+        self.shifted(self.qb.write(data, self.keep_from()))
+
+    def keep_from(self) -> int:
+        """The first byte of the buffer still needed: the start of a request being read
+        (while it may be handed back), else the first byte not parsed."""
+        if self._mbulk and self._req_start >= 0:
+            return self._req_start
+        return self.qb.start
+
+    def shifted(self, shift: int) -> None:
+        """The buffer's content moved ``shift`` bytes to the front."""
+        if shift and self._req_start >= 0:
+            self._req_start -= shift
 
     def pending(self) -> int:
         """Bytes received and not yet consumed."""
-        return len(self.buf) - self.pos
+        return self.qb.end - self.qb.start
 
     def held(self) -> int:
         """Bytes of input this parser holds: what is not parsed yet, and the arguments of
         the request it is reading (memory accounting: Redis counts them with the client)."""
-        return len(self.buf) - self.pos + sum(map(len, self._args))
+        return self.qb.end - self.qb.start + sum(map(len, self._args))
 
     def idle(self) -> bool:
         """True when no partial request is buffered."""
-        return self.pos >= len(self.buf) and self._mbulk == 0
+        return self.qb.start >= self.qb.end and self._mbulk == 0
 
-    def partial_multibulk(self, max_len: int) -> bytes | None:
-        """The raw bytes of the multibulk request being read, if the buffer holds only it and
-        they are at most ``max_len`` bytes (checked before copying: this runs on every chunk
-        of a request, and copying a large one each time made big requests quadratic).
-
-        Its headers so far have passed this parser's checks.
-        """
-        if self._mbulk == 0 or len(self.buf) - self._req_start > max_len:
+    def request_start(self, max_len: int) -> int | None:
+        """Where the multibulk request being read starts in the buffer, if the buffer holds
+        only it and it is at most ``max_len`` bytes. Its headers so far passed our checks."""
+        if self._mbulk == 0 or self._req_start < 0 or self.qb.end - self._req_start > max_len:
             return None
-        return bytes(self.buf[self._req_start :])
+        return self._req_start
+
+    def bulk_missing(self) -> int:
+        """Bytes a big argument being read still lacks (its CRLF included), else 0: reads
+        then take exactly that, so the argument ends where the buffer does."""
+        bulklen = self._bulklen
+        if bulklen < PROTO_MBULK_BIG_ARG or not self._mbulk:
+            return 0
+        return max(bulklen + 2 - (self.qb.end - self.qb.start), 0)
+
+    def bulk_end(self) -> int:
+        """The buffer size a bulk being read needs (to its CRLF), else 0."""
+        if self._bulklen < 0 or not self._mbulk:
+            return 0
+        return self.qb.start + self._bulklen + 2
 
     def get(self) -> list[bytes] | None:
         """The next complete request, or None when more bytes are needed."""
+        qb = self.qb
         while True:
             if self._mbulk == 0:
-                if self.pos >= len(self.buf):
-                    self._compact()
+                if qb.start >= qb.end:
+                    qb.start = qb.end = 0  # all consumed: the next read lands at the front
                     return None
-                if self.buf[self.pos] == 42:  # '*'
+                if qb.data[qb.start] == 42:  # '*'
                     started = self._multibulk_header()
                     if started is None:
                         return None
@@ -229,36 +270,33 @@ class PureRequestParser:
                 return None
             return args
 
-    def _compact(self) -> None:
-        if self.pos:
-            del self.buf[: self.pos]
-            self.pos = 0
-
     def _inline(self) -> list[bytes] | None:
-        buf, pos = self.buf, self.pos
-        nl = buf.find(b"\n", pos)
+        qb = self.qb
+        buf, pos = qb.data, qb.start
+        nl = buf.find(b"\n", pos, qb.end)
         if nl < 0:
-            if len(buf) - pos > PROTO_INLINE_MAX_SIZE:
+            if qb.end - pos > PROTO_INLINE_MAX_SIZE:
                 raise ProtocolError("Protocol error: too big inline request")
             return None
         end = nl - 1 if nl > pos and buf[nl - 1] == 13 else nl
-        args = split_inline_args(bytes(buf[pos:end]))
+        args = split_inline_args(bytes(qb.view[pos:end]))
         if args is None:
             raise ProtocolError("Protocol error: unbalanced quotes in request")
-        self.pos = nl + 1
+        qb.start = nl + 1
         return args
 
     def _line(self, too_big: str) -> bytes | None:
-        """The header line at ``pos`` without its CRLF, or None if incomplete."""
-        buf, pos = self.buf, self.pos
-        cr = buf.find(b"\r", pos)
+        """The header line at ``start`` without its CRLF, or None if incomplete."""
+        qb = self.qb
+        pos, end = qb.start, qb.end
+        cr = qb.data.find(b"\r", pos, end)
         if cr < 0:
-            if len(buf) - pos > PROTO_INLINE_MAX_SIZE:
+            if end - pos > PROTO_INLINE_MAX_SIZE:
                 raise ProtocolError(f"Protocol error: too big {too_big} count string")
             return None
-        if cr - pos > len(buf) - pos - 2:
+        if cr > end - 2:
             return None
-        return bytes(buf[pos:cr])
+        return bytes(qb.view[pos:cr])
 
     def _multibulk_header(self) -> bool | None:
         line = self._line("mbulk")
@@ -269,8 +307,9 @@ class PureRequestParser:
             raise ProtocolError("Protocol error: invalid multibulk length")
         if ll > UNAUTH_MAX_MULTIBULK and self.auth_required:
             raise ProtocolError("Protocol error: unauthenticated multibulk length")
-        self._req_start = self.pos
-        self.pos += len(line) + 2
+        qb = self.qb
+        self._req_start = qb.start
+        qb.start += len(line) + 2
         if ll <= 0:
             return False
         self._mbulk = ll
@@ -278,7 +317,7 @@ class PureRequestParser:
         return True
 
     def _multibulk_body(self) -> list[bytes] | None:
-        buf = self.buf
+        qb = self.qb
         while self._mbulk:
             if self._bulklen == -1:
                 line = self._line("bulk")
@@ -292,18 +331,25 @@ class PureRequestParser:
                     raise ProtocolError("Protocol error: invalid bulk length")
                 if ll > UNAUTH_MAX_BULK and self.auth_required:
                     raise ProtocolError("Protocol error: unauthenticated bulk length")
-                self.pos += len(line) + 2
+                qb.start += len(line) + 2
                 self._bulklen = ll
-            start = self.pos
-            if len(buf) - start < self._bulklen + 2:
+                if ll >= PROTO_MBULK_BIG_ARG and qb.end - qb.start <= ll + 2:
+                    # A big argument, and the buffer holds nothing after it: move it to the
+                    # front and make room for all of it now (Redis's big-arg path). The
+                    # request's start is gone, so it can no longer be handed back.
+                    self._req_start = -1
+                    qb.compact(qb.start)
+                    qb.make_room(ll + 2 - qb.end, 0, greedy=False)
+                    if qb.peak < ll + 2:
+                        qb.peak = ll + 2
+            start = qb.start
+            if qb.end - start < self._bulklen + 2:
                 return None
-            self._args.append(bytes(buf[start : start + self._bulklen]))
-            self.pos = start + self._bulklen + 2
+            self._args.append(bytes(qb.view[start : start + self._bulklen]))
+            qb.start = start + self._bulklen + 2
             self._bulklen = -1
             self._mbulk -= 1
         args, self._args = self._args, []
-        if self.pos > 65536:
-            self._compact()
         return args
 
 
@@ -346,20 +392,24 @@ _flatten = chain.from_iterable
 class RequestReader:
     """The per-connection reader: hiredis for multibulk, the pure parser for everything else.
 
-    While hiredis parses, ``_chunks`` keeps the raw input since the last known request
-    boundary. Where a batch of requests does not end on a boundary, their encoded length
-    says exactly where the partial request starts; the consumed chunks are dropped, so
-    memory stays bounded and a replay through the pure parser only ever re-reads one partial
-    request.
+    Input lands in a ``QueryBuffer`` (querybuf.py: the reusable one while a read is being
+    served, else the client's private one). While hiredis parses, ``qb.start`` is the last
+    known request boundary and ``qb.data[start:end]`` the raw input after it: where a batch
+    of requests does not end on a boundary, their encoded length says exactly where the
+    partial request starts, so a replay through the pure parser only ever re-reads one
+    partial request, in place.
+
+    The event loop reads through ``get_buffer`` / ``received`` / ``end_read`` (an
+    ``asyncio.BufferedProtocol``); ``feed`` copies bytes in, for callers that have them.
     """
 
-    __slots__ = ("_hi", "_chunks", "_pending", "_held", "_held_bytes", "_pure", "_error",
+    __slots__ = ("_hi", "_qb", "_lent", "_held", "_held_bytes", "_pure", "_error",
                  "max_bulk_len", "auth_required", "_suspect", "_big_bulk")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
         self._hi = hiredis.Reader()
-        self._chunks: list[bytes] = []  # raw input since the last known request boundary
-        self._pending = 0  # total length of _chunks
+        self._qb: QueryBuffer | None = None  # the buffer holding this client's input
+        self._lent = False  # _qb is the reusable buffer, for the read being served
         self._held: list[list[bytes]] = []  # taken but not run (put_back): they come first
         self._held_bytes = 0  # their encoded length
         self._pure: PureRequestParser | None = None
@@ -369,33 +419,164 @@ class RequestReader:
         self._suspect = False  # input not given to hiredis (a huge count): replay it
         self._big_bulk = _big_bulk(max_bulk_len)
 
+    # -- reading ------------------------------------------------------------------------------
+
+    def get_buffer(self) -> memoryview:
+        """Where the next read goes (``BufferedProtocol.get_buffer``): the reusable buffer
+        when this client holds none, else the free part of its own, made to have room: a
+        big argument's missing bytes exactly, otherwise at least ``MIN_READ`` bytes."""
+        global _reusable
+        qb = self._qb
+        if qb is None:
+            qb = _reusable
+            if qb is None:
+                qb = QueryBuffer(PROTO_IOBUF_LEN)
+            else:
+                _reusable = None
+            self._qb = qb
+            self._lent = True
+            return qb.view
+        pure = self._pure
+        missing = pure.bulk_missing() if pure is not None else 0
+        if missing:
+            self._make_room(missing, greedy=False)
+            end = qb.end
+            if qb.peak < end + missing:
+                qb.peak = end + missing
+            return qb.view[end : end + missing]
+        if len(qb.data) - qb.end < MIN_READ:
+            small = len(qb.data) < PROTO_IOBUF_LEN  # first room: exactly one read's worth
+            self._make_room(PROTO_IOBUF_LEN, greedy=not small)
+            if small and qb.peak < qb.end + PROTO_IOBUF_LEN:
+                qb.peak = qb.end + PROTO_IOBUF_LEN
+        return qb.view[qb.end :]
+
+    def received(self, n: int) -> None:
+        """``n`` bytes were read into the buffer ``get_buffer`` returned."""
+        qb = self._qb
+        assert qb is not None
+        pos = qb.end
+        qb.end = pos + n
+        if qb.end > qb.peak:
+            qb.peak = qb.end
+        self._ingest(pos, n)
+
+    def end_read(self) -> bool:
+        """The read has been served: give the reusable buffer back if it holds nothing
+        unparsed, else keep it as this client's own (Redis's ``resetReusableQueryBuf``).
+        Returns whether the client now holds a buffer of its own (for the cron to trim)."""
+        global _reusable
+        if not self._lent:
+            return self._qb is not None
+        self._lent = False
+        qb = self._qb
+        assert qb is not None
+        pure = self._pure
+        if qb.start >= qb.end and not self._suspect and (pure is None or pure.idle()):
+            self._qb = None
+            if _reusable is None and len(qb.data) == PROTO_IOBUF_LEN:
+                qb.start = qb.end = qb.peak = 0
+                _reusable = qb
+            return False
+        qb.peak = qb.end
+        return True
+
     def feed(self, data: bytes) -> None:
+        """Take bytes read elsewhere (a copy into this client's own buffer)."""
+        if not data:
+            return
+        qb = self._qb
+        if qb is None:
+            qb = self._qb = QueryBuffer(max(PROTO_IOBUF_LEN, len(data)))
+        pos = qb.end
+        shift = qb.write(data, self._keep_from())
+        if shift and self._pure is not None:
+            self._pure.shifted(shift)
+        self._ingest(pos - shift, len(data))
+
+    def _ingest(self, pos: int, n: int) -> None:
+        """``qb.data[pos:pos + n]`` arrived: start the parser it needs, or give it to hiredis."""
         if self._pure is not None:
-            self._pure.feed(data)
-        elif self._pending == 0 and (self.auth_required or data[:1] != b"*"):
-            self._pure = PureRequestParser(self.max_bulk_len, self.auth_required)
-            self._pure.feed(data)
-        else:
-            chunks = self._chunks
-            if _HUGE_COUNT.search(data) or (
-                    chunks and _HUGE_COUNT.search(chunks[-1][-8:] + data[:8])):
-                self._suspect = True  # never let hiredis see it (see _HUGE_COUNT)
-            elif not self._suspect:
-                self._hi.feed(data)
-            chunks.append(data)
-            self._pending += len(data)
+            return  # it parses from the buffer
+        qb = self._qb
+        assert qb is not None
+        data = qb.data
+        if pos == qb.start and (self.auth_required or data[pos] != 42):  # not '*'
+            self._pure = PureRequestParser(self.max_bulk_len, self.auth_required, qb)
+        elif _HUGE_COUNT.search(data, max(pos - 8, qb.start), pos + n):
+            self._suspect = True  # never let hiredis see it (see _HUGE_COUNT)
+        elif not self._suspect:
+            self._hi.feed(data, pos, n)  # type: ignore[arg-type]  # any buffer, in C
+
+    def _keep_from(self) -> int:
+        assert self._qb is not None
+        return self._pure.keep_from() if self._pure is not None else self._qb.start
+
+    def _make_room(self, n: int, *, greedy: bool) -> None:
+        qb = self._qb
+        assert qb is not None
+        shift = qb.make_room(n, self._keep_from(), greedy=greedy)
+        if shift and self._pure is not None:
+            self._pure.shifted(shift)
+
+    # -- what it holds ------------------------------------------------------------------------
 
     def pending(self) -> int:
-        """Bytes of requests not yet run (the query buffer size): input not parsed yet, and
-        requests put back."""
-        pending = self._pure.pending() if self._pure is not None else self._pending
-        return pending + self._held_bytes
+        """Bytes of requests not yet run (``qbuf``): input not parsed yet, and requests put
+        back."""
+        qb = self._qb
+        return (qb.end - qb.start if qb is not None else 0) + self._held_bytes
+
+    def free(self) -> int:
+        """Room after the input in the buffer this client reads into (``qbuf-free``)."""
+        qb = self._qb
+        return len(qb.data) - qb.end if qb is not None else 0
+
+    def buffer_size(self) -> int:
+        """The capacity of this client's own query buffer (0 while it holds none)."""
+        qb = self._qb
+        return len(qb.data) if qb is not None and not self._lent else 0
 
     def held(self) -> int:
-        """Bytes the reader keeps (memory accounting): input not run yet, and the arguments
-        of a request read in part."""
-        pending = self._pure.held() if self._pure is not None else self._pending
-        return pending + self._held_bytes
+        """Bytes the reader keeps (memory accounting): its own query buffer, the arguments
+        of a request read in part, requests put back."""
+        qb = self._qb
+        size = self._held_bytes
+        if qb is not None:
+            size += qb.end - qb.start if self._lent else len(qb.data)
+        if self._pure is not None:
+            size += sum(map(len, self._pure._args))
+        return size
+
+    def resize(self, idle_seconds: int) -> bool:
+        """The cron's look at this client's own buffer (``clientsCronResizeQueryBuffer``):
+        free it when idle over 2 s with nothing in it, trim it to its content when idle
+        with a partial request, and trim it to its recent peak when it is more than twice
+        that and over ``PROTO_RESIZE_THRESHOLD``. Returns whether it still holds one."""
+        qb = self._qb
+        if qb is None or self._lent:
+            return False
+        pure = self._pure
+        if len(qb.data) - qb.end > WASTE_THRESHOLD:
+            if idle_seconds > 2:
+                if qb.start >= qb.end and not self._suspect and (pure is None or pure.idle()):
+                    self._qb = None
+                    return False
+                self._compact()
+                qb.reallocate(qb.end)
+            elif len(qb.data) > PROTO_RESIZE_THRESHOLD and len(qb.data) // 2 > qb.peak:
+                self._compact()
+                size = max(qb.end, qb.peak, pure.bulk_end() if pure is not None else 0)
+                qb.reallocate(size)
+        qb.peak = max(qb.end, pure.bulk_end() if pure is not None else 0)
+        return True
+
+    def _compact(self) -> None:
+        qb = self._qb
+        assert qb is not None
+        shift = qb.compact(self._keep_from())
+        if shift and self._pure is not None:
+            self._pure.shifted(shift)
 
     def set_limits(self, *, auth_required: bool | None = None,
                    max_bulk_len: int | None = None) -> None:
@@ -409,6 +590,8 @@ class RequestReader:
         if self._pure is not None:
             self._pure.auth_required = self.auth_required
             self._pure.max_bulk_len = self.max_bulk_len
+
+    # -- parsing ------------------------------------------------------------------------------
 
     def take(self) -> list[list[bytes]]:
         """Every complete request buffered, in order; ``[]`` when none is complete.
@@ -428,6 +611,9 @@ class RequestReader:
             self._suspect = False
             self._to_pure([])
             return self._take_pure()
+        qb = self._qb
+        if qb is None:
+            return []
         batch: list[list[bytes]] = []
         gets = self._hi.gets
         try:
@@ -440,9 +626,10 @@ class RequestReader:
         except (hiredis.ProtocolError, TypeError):
             self._to_pure(batch)  # the pure parser finds the error after these requests
             return batch or self._take_pure()
-        self._batch_end(batch)
-        if self._pending and (self._pending > _SHADOW_THRESHOLD or self._big_bulk.search(
-                self._chunks[0] if len(self._chunks) == 1 else _join(self._chunks))):
+        if batch:
+            self._batch_end(batch)
+        if qb.start < qb.end and (qb.end - qb.start > _SHADOW_THRESHOLD
+                                  or self._big_bulk.search(qb.data, qb.start, qb.end)):
             self._to_pure([])  # one large partial request: check its headers now
             return batch or self._take_pure()
         return batch
@@ -483,7 +670,7 @@ class RequestReader:
         return batch
 
     def _batch_end(self, served: list[list[bytes]]) -> None:
-        """hiredis wants more input: forget the input it has finished with.
+        """hiredis wants more input: move the boundary past the requests it served.
 
         ``has_data()`` is false both at a request boundary and when hiredis has consumed the
         start of a request (its type byte, or whole elements) into its own state, so it
@@ -491,37 +678,33 @@ class RequestReader:
         valid encoding, so their encoded lengths do: all input is consumed exactly when they
         add up to it (the common case: a read that ends on a boundary).
         """
-        if not served:
-            return
-        consumed = batch_encoded_len(served)
-        chunks = self._chunks
-        if consumed == self._pending:
-            chunks.clear()
-            self._pending = 0
-            return
-        rest = (chunks[0] if len(chunks) == 1 else b"".join(chunks))[consumed:]
-        self._chunks = [rest] if rest else []
-        self._pending = len(rest)
+        qb = self._qb
+        assert qb is not None
+        qb.start += batch_encoded_len(served)
+        if qb.start >= qb.end:
+            qb.start = qb.end = 0
 
     def _to_pure(self, served: list[list[bytes]]) -> None:
         """Hand the input after ``served`` to the pure parser, which words errors as Redis
-        does and checks the limits hiredis ignores."""
-        consumed = batch_encoded_len(served)
-        pure = PureRequestParser(self.max_bulk_len, self.auth_required)
-        pure.feed(b"".join(self._chunks)[consumed:])
+        does and checks the limits hiredis ignores. It parses in place."""
+        qb = self._qb
+        assert qb is not None
+        qb.start += batch_encoded_len(served)
+        self._pure = PureRequestParser(self.max_bulk_len, self.auth_required, qb)
         self._hi = hiredis.Reader()
-        self._chunks = []
-        self._pending = 0
-        self._pure = pure
 
     def _hand_back(self, pure: PureRequestParser) -> None:
         """The pure parser waits for the rest of a small multibulk request: let hiredis
         take it from here, so one odd chunk does not keep a pipeline on the slow path."""
-        raw = pure.partial_multibulk(_SHADOW_THRESHOLD // 2)
-        if raw is None or _HUGE_COUNT.search(raw):
+        start = pure.request_start(_SHADOW_THRESHOLD // 2)
+        qb = pure.qb
+        if start is None or _HUGE_COUNT.search(qb.data, start, qb.end):
             return
         self._pure = None
         self._hi = hiredis.Reader()
-        self._hi.feed(raw)
-        self._chunks = [raw]
-        self._pending = len(raw)
+        self._hi.feed(qb.data, start, qb.end - start)  # type: ignore[arg-type]
+        qb.start = start
+
+
+# The reusable query buffer: the one a client without its own reads into (querybuf.py).
+_reusable: QueryBuffer | None = None

@@ -23,6 +23,7 @@ import secrets
 import socket
 import time
 from collections.abc import Callable, Coroutine
+from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from sluice.commands import load_table
@@ -95,6 +96,8 @@ class Server:
         self.blocking = BlockingManager(self)
         self.repl = Replication(self)  # the replication offset, WAITAOF, min-replicas-*
         self.pending_writes: list[Client] = []  # clients with output to flush
+        # Clients with a query buffer of their own, in the order the cron visits them.
+        self.query_buffers: dict[Client, None] = {}
         self.unblocked_clients: list[Client] = []  # clients whose input must be resumed
         self.watches = Watches(self.keyspace.clock)  # WATCH (watch.py)
         self.watched_keys = self.watches.keys  # the same dict: key_modified's test
@@ -110,7 +113,7 @@ class Server:
         self.loop: asyncio.AbstractEventLoop = None  # type: ignore[assignment]
         self.listeners: list[asyncio.base_events.Server] = []
         self.tcp_listeners: list[asyncio.base_events.Server] = []  # (CONFIG SET port/bind)
-        self.protocol_factory: Callable[[], asyncio.Protocol] = asyncio.Protocol
+        self.protocol_factory: Callable[[], asyncio.BaseProtocol] = asyncio.Protocol
         self._tasks: set[asyncio.Task[None]] = set()  # awaited by close()
         self.listener_info: dict[int, str] = {}  # INFO listener<n> lines (listen.note_listener)
         self.run_id = secrets.token_hex(20)
@@ -330,6 +333,7 @@ class Server:
             self.commands_base += client.commands_processed
         self.blocking.disconnect(client)
         self.unwatch_all(client)
+        self.query_buffers.pop(client, None)
         if client.tracking:
             self.tracking.disable(client)
         if self.current_client is client:
@@ -637,6 +641,19 @@ class Server:
 
     # -- cron -------------------------------------------------------------------------------
 
+    def _resize_query_buffers(self) -> None:
+        """Trim or free the clients' own query buffers (Redis's clientsCronResizeQueryBuffer,
+        querybuf.py). As Redis's clientsCron, each call visits the number of clients over
+        ``hz`` (at least 5), so each is seen about once a second; only clients that hold a
+        buffer are in the line, and a visited one goes to its back."""
+        owners = self.query_buffers
+        count = max(len(self.clients) // max(min(self.config.hz, 500), 1), 5)
+        now = time.time_ns() // 1_000_000
+        for client in list(islice(owners, count)):
+            del owners[client]
+            if client.reader.resize((now - client.last_ms) // 1000):
+                owners[client] = None
+
     def _schedule_cron(self) -> None:
         self._cron = self.loop.call_later(1.0 / self.config.hz, self.cron)
 
@@ -648,6 +665,8 @@ class Server:
         try:
             self.keyspace.update_lru_clock()  # OBJECT IDLETIME's clock, as Redis's lruclock
             self.keyspace.access.counting = False  # no command runs: lookups are ours
+            if self.query_buffers:
+                self._resize_query_buffers()
             self.memory.refresh()  # buffers, peak, the eviction threshold
             if self.config.maxmemory_clients:
                 self.memory.evict_clients()

@@ -257,6 +257,7 @@ class Client:
         multi_mem = sum(len(a) for _, argv in self.multi or () for a in argv)
         argv_mem = sum(len(a) for a in self.argv)
         qbuf = self.reader.pending()
+        qbuf_free = self.reader.free()
         sock = self.transport.get_extra_info("socket") if self.transport is not None else None
         fd = sock.fileno() if sock is not None else -1
         omem = len(self.out)
@@ -266,9 +267,9 @@ class Client:
             f"idle={(now - self.last_ms) // 1000} flags={flags} db={self.db.id} "
             f"sub={len(self.pubsub_channels)} psub={len(self.pubsub_patterns)} "
             f"ssub={len(self.pubsub_shard_channels)} multi={multi} watch={len(self.watched)} "
-            f"qbuf={qbuf} qbuf-free=0 "
+            f"qbuf={qbuf} qbuf-free={qbuf_free} "
             f"argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
-            f"tot-mem={omem + qbuf + argv_mem + multi_mem} events=r cmd={cmd} user={self.user} "
+            f"tot-mem={omem + qbuf + qbuf_free + argv_mem + multi_mem} events=r cmd={cmd} user={self.user} "
             f"redir={self.tracking_redirect if self.tracking else -1} "
             f"resp={3 if self.resp3 else 2} "
             f"lib-name={self.lib_name.decode(errors='replace')} "

@@ -1,7 +1,9 @@
-"""The asyncio side of one client connection (an ``asyncio.Protocol``).
+"""The asyncio side of one client connection (an ``asyncio.BufferedProtocol``).
 
-``data_received`` only feeds the client's reader and runs what is complete, then calls
-``Server.before_return()``: the replies go out in one write at the end of the loop iteration. Flow control: when the transport's
+The event loop reads straight into the client's query buffer (``get_buffer``: the reusable
+buffer, or the client's own; protocol/querybuf.py). ``buffer_updated`` runs what is complete,
+lets the reader keep or give back the buffer, then calls ``Server.before_return()``: the
+replies go out in one write at the end of the loop iteration. Flow control: when the transport's
 buffer passes its high-water mark we stop reading from this client until it drains, so a
 client that never reads its replies cannot grow our memory without bound; the hard output
 buffer limit of its class closes it.
@@ -50,7 +52,11 @@ def _fmt_addr(addr: object) -> str:
     return str(addr or "/unix")
 
 
-class ClientProtocol(asyncio.Protocol):
+# Where the bytes of a connection without a client (refused, or closing) are read, and dropped.
+_DISCARD = memoryview(bytearray(4096))
+
+
+class ClientProtocol(asyncio.BufferedProtocol):
     __slots__ = ("server", "client", "transport", "adopt")
 
     def __init__(self, server: Server, adopt: Client | None = None) -> None:
@@ -105,19 +111,30 @@ class ClientProtocol(asyncio.Protocol):
         self.client = client
         transport.set_write_buffer_limits(high=HIGH_WATER)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        client = self.client
+        if client is None or client.closing:
+            return _DISCARD
+        return client.reader.get_buffer()
+
+    def buffer_updated(self, nbytes: int) -> None:
         client = self.client
         if client is None or client.closing:
             return
-        client.reader.feed(data)
+        reader = client.reader
+        reader.received(nbytes)
         client.last_ms = time.time_ns() // 1_000_000
         server = self.server
-        client.net_input_bytes += len(data)
+        client.net_input_bytes += nbytes
         stats = server.stats
-        stats["total_net_input_bytes"] += len(data)
+        stats["total_net_input_bytes"] += nbytes
         stats["total_reads_processed"] += 1  # one read event: Redis's readQueryFromClient
-        if client.bstate is None:
-            server.process_input(client)
+        try:
+            if client.bstate is None:
+                server.process_input(client)
+        finally:
+            if reader.end_read():
+                server.query_buffers[client] = None  # the cron trims its own buffer
         server.before_return()
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -68,7 +68,7 @@ def _clients(s: Server) -> dict[str, Any]:
         "connected_clients": len(clients),
         "cluster_connections": 0,
         "maxclients": s.config.maxclients,
-        "client_recent_max_input_buffer": max((c.reader.pending() for c in clients), default=0),
+        "client_recent_max_input_buffer": max((c.reader.buffer_size() for c in clients), default=0),
         "client_recent_max_output_buffer": max((len(c.out) for c in clients), default=0),
         # Clients held by CLIENT PAUSE count as blocked, as Redis counts its postponed ones.
         "blocked_clients": s.blocking.blocked_count + held,

@@ -228,6 +228,7 @@ class BusyPump:
             self.server.close_client(client)
             return
         client.reader.feed(data)
+        self.server.query_buffers[client] = None  # feed() gave it a query buffer of its own
         client.net_input_bytes += len(data)
         if client.bstate is None:
             self.server.process_input(client)

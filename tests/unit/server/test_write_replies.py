@@ -66,6 +66,13 @@ class CommitOrderAof(RecordingAof):
         return True
 
 
+def deliver(protocol: ClientProtocol, data: bytes) -> None:
+    """One read, as the event loop makes it: into the protocol's buffer, then reported."""
+    buf = protocol.get_buffer(-1)
+    buf[: len(data)] = data
+    protocol.buffer_updated(len(data))
+
+
 def connect(server: Server, log: list[str], name: str) -> tuple[ClientProtocol, Transport]:
     protocol, transport = ClientProtocol(server), Transport(log, name)
     protocol.connection_made(transport)  # type: ignore[arg-type]
@@ -79,8 +86,8 @@ def test_replies_wait_for_the_end_of_the_iteration_then_go_out_once_each() -> No
     log: list[str] = []
     a, ta = connect(server, log, "a")
     b, tb = connect(server, log, "b")
-    a.data_received(b"*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
-    b.data_received(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")
+    deliver(a, b"*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
+    deliver(b, b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n")
     assert log == []  # both clients ran; nothing written yet
     assert len(loop.ready) == 1  # one write_replies for the whole iteration
     loop.run_ready()
@@ -96,7 +103,7 @@ def test_the_aof_commit_comes_before_any_reply() -> None:
     server.aof = CommitOrderAof(log)
     a, _ = connect(server, log, "a")
     b, _ = connect(server, log, "b")
-    a.data_received(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
-    b.data_received(b"*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n")
+    deliver(a, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")
+    deliver(b, b"*2\r\n$4\r\nINCR\r\n$1\r\nn\r\n")
     loop.run_ready()
     assert log[0] == "commit 2" and sorted(log[1:]) == ["write a", "write b"]
