@@ -23,6 +23,7 @@ This module imports nothing of Sluice's.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from itertools import chain
 
 import hiredis
@@ -50,21 +51,43 @@ _SHADOW_THRESHOLD = 64 * 1024
 # Redis, refuses counts over INT_MAX and collects elements only as they arrive.
 _HUGE_COUNT = re.compile(rb"\*[0-9]{7}")
 # A bulk header the pure parser must see in a partial request, where hiredis would wait for
-# the data: a length with as many digits as ``proto-max-bulk-len`` (one over the limit is
-# refused as soon as its header arrives, as Redis does), or one of ``PROTO_MBULK_BIG_ARG``
-# bytes or more (a big argument: its buffer is made for it, and read into in place). Only
-# the partial request at the end of the input is searched (a pipeline's requests are not),
-# and a match inside a value only costs that request the slower parser.
-_BIG_ARG = rb"\$(?:[1-9][0-9]{5}|[4-9][0-9]{4}|3[3-9][0-9]{3}|32[89][0-9]{2}|327[7-9][0-9]|3276[89])"
-_BIG_BULK: dict[int, re.Pattern[bytes]] = {}
+# the data: a length over ``proto-max-bulk-len`` (refused as soon as its header arrives, as
+# Redis does), or one of ``PROTO_MBULK_BIG_ARG`` bytes or more (a big argument: its buffer is
+# made for it, and read into in place). Only the partial request at the end of the input is
+# searched (a pipeline's requests are not), and a match inside a value only costs that
+# request the slower parser. This finds headers of five digits or more, with their length.
+_LONG_BULK = re.compile(rb"\$([0-9]{5,})")
+_ANY_BULK = re.compile(rb"\$([0-9]+)")
+# Python's regex engine scans at about a nanosecond a byte, even for a literal first byte,
+# and a region searched can be a large value's first megabyte. In a region longer than
+# _SCAN, the first byte is found with ``find`` (memchr, memory speed) and the pattern tried
+# there; after _FEW tries the regex scans the rest (a region dense with that byte).
+_SCAN = 4096
+_FEW = 8
 
 
-def _big_bulk(max_bulk_len: int) -> re.Pattern[bytes]:
-    digits = len(str(max_bulk_len))
-    found = _BIG_BULK.get(digits)
-    if found is None:
-        found = _BIG_BULK[digits] = re.compile(rb"%s|\$[0-9]{%d}" % (_BIG_ARG, digits))
-    return found
+def _matches(pattern: re.Pattern[bytes], lead: bytes, data: bytearray, start: int,
+             end: int) -> Iterator[re.Match[bytes]]:
+    """The matches of ``pattern``, which begins with the byte ``lead``, in data[start:end]."""
+    if end - start <= _SCAN:
+        yield from pattern.finditer(data, start, end)
+        return
+    i = data.find(lead, start, end)
+    tries = 0
+    while i >= 0:
+        if tries == _FEW:
+            yield from pattern.finditer(data, i, end)
+            return
+        if (m := pattern.match(data, i, end)) is not None:
+            yield m
+        tries += 1
+        i = data.find(lead, i + 1, end)
+
+
+def _huge_count(data: bytearray, start: int, end: int) -> bool:
+    if end - start <= _SCAN:  # every read of an unpipelined client: one regex call
+        return _HUGE_COUNT.search(data, start, end) is not None
+    return next(_matches(_HUGE_COUNT, b"*", data, start, end), None) is not None
 
 
 _join = b"".join
@@ -404,7 +427,7 @@ class RequestReader:
     """
 
     __slots__ = ("_hi", "_qb", "_lent", "_held", "_held_bytes", "_pure", "_error",
-                 "max_bulk_len", "auth_required", "_suspect", "_big_bulk")
+                 "max_bulk_len", "auth_required", "_suspect")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
         self._hi = hiredis.Reader()
@@ -417,7 +440,6 @@ class RequestReader:
         self.max_bulk_len = max_bulk_len
         self.auth_required = auth_required
         self._suspect = False  # input not given to hiredis (a huge count): replay it
-        self._big_bulk = _big_bulk(max_bulk_len)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -503,7 +525,7 @@ class RequestReader:
         data = qb.data
         if pos == qb.start and (self.auth_required or data[pos] != 42):  # not '*'
             self._pure = PureRequestParser(self.max_bulk_len, self.auth_required, qb)
-        elif _HUGE_COUNT.search(data, max(pos - 8, qb.start), pos + n):
+        elif _huge_count(data, max(pos - 8, qb.start), pos + n):
             self._suspect = True  # never let hiredis see it (see _HUGE_COUNT)
         elif not self._suspect:
             self._hi.feed(data, pos, n)  # type: ignore[arg-type]  # any buffer, in C
@@ -586,7 +608,6 @@ class RequestReader:
             self.auth_required = auth_required
         if max_bulk_len is not None:
             self.max_bulk_len = max_bulk_len
-            self._big_bulk = _big_bulk(max_bulk_len)
         if self._pure is not None:
             self._pure.auth_required = self.auth_required
             self._pure.max_bulk_len = self.max_bulk_len
@@ -629,10 +650,17 @@ class RequestReader:
         if batch:
             self._batch_end(batch)
         if qb.start < qb.end and (qb.end - qb.start > _SHADOW_THRESHOLD
-                                  or self._big_bulk.search(qb.data, qb.start, qb.end)):
+                                  or self._long_bulk(qb.data, qb.start, qb.end)):
             self._to_pure([])  # one large partial request: check its headers now
             return batch or self._take_pure()
         return batch
+
+    def _long_bulk(self, data: bytearray, start: int, end: int) -> bool:
+        """Whether ``data[start:end]`` holds a bulk header the pure parser must see now: a
+        big argument, or a length over ``proto-max-bulk-len`` (see ``_LONG_BULK``)."""
+        limit = min(self.max_bulk_len, PROTO_MBULK_BIG_ARG - 1)
+        pattern = _LONG_BULK if limit >= 9999 else _ANY_BULK  # a small proto-max-bulk-len
+        return any(int(m[1]) > limit for m in _matches(pattern, b"$", data, start, end))
 
     def put_back(self, requests: list[list[bytes]]) -> None:
         """Requests from ``take`` that were not run (the client blocked, or must wait for
@@ -698,7 +726,7 @@ class RequestReader:
         take it from here, so one odd chunk does not keep a pipeline on the slow path."""
         start = pure.request_start(_SHADOW_THRESHOLD // 2)
         qb = pure.qb
-        if start is None or _HUGE_COUNT.search(qb.data, start, qb.end):
+        if start is None or _huge_count(qb.data, start, qb.end):
             return
         self._pure = None
         self._hi = hiredis.Reader()
