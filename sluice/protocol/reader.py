@@ -660,7 +660,10 @@ class RequestReader:
         big argument, or a length over ``proto-max-bulk-len`` (see ``_LONG_BULK``)."""
         limit = min(self.max_bulk_len, PROTO_MBULK_BIG_ARG - 1)
         pattern = _LONG_BULK if limit >= 9999 else _ANY_BULK  # a small proto-max-bulk-len
-        return any(int(m[1]) > limit for m in _matches(pattern, b"$", data, start, end))
+        # A length of more digits than any limit has is over it (and int() of a long run of
+        # digits is slow, then refused past sys.get_int_max_str_digits()).
+        return any(len(m[1]) > 18 or int(m[1]) > limit
+                   for m in _matches(pattern, b"$", data, start, end))
 
     def put_back(self, requests: list[list[bytes]]) -> None:
         """Requests from ``take`` that were not run (the client blocked, or must wait for

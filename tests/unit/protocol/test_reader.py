@@ -172,6 +172,19 @@ def test_bulk_length_at_the_limit_waits_for_its_data(cls: type) -> None:
     assert drain(reader) == [[b"ECHO", b"x" * 1048576], [b"PING"]]
 
 
+@pytest.mark.parametrize("digits", [19, 5000, 200_000])
+def test_a_bulk_length_of_many_digits_is_refused_in_16k_reads(digits: int) -> None:
+    # The partial-request check looks for long bulk headers; a header of more digits than
+    # int() converts (4,300 by default) once raised ValueError there and dropped the
+    # connection with no reply. It is refused as Redis refuses it, whatever its length.
+    data = b"*1\r\n$" + b"9" * digits + b"\r\n"
+    reader = RequestReader()
+    with pytest.raises(ProtocolError, match="^Protocol error: (invalid bulk length|too big bulk count string)$"):
+        for i in range(0, len(data), 16384):
+            reader.feed(data[i : i + 16384])
+            drain(reader)
+
+
 def test_a_value_that_looks_like_a_bulk_header_is_not_refused() -> None:
     reader = RequestReader()
     reqs = [[b"SET", b"k", b"$99999999999"], [b"ECHO", b"*12345678"], [b"PING"]]
