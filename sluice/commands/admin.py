@@ -1,14 +1,12 @@
-"""Server administration: CONFIG, SLOWLOG, LATENCY, MODULE, MONITOR, SHUTDOWN and DEBUG (scripting
-is in scripting.py; SHUTDOWN NOSAVE also stops a server busy in a script).
+"""Server administration: CONFIG, SLOWLOG, MODULE, MONITOR, SHUTDOWN and DEBUG (scripting is in
+scripting.py, LATENCY in latency.py; SHUTDOWN NOSAVE also stops a server busy in a script).
 
 * CONFIG works over ``ctx.server.config`` (``server/config.py``): GET matches globs, SET
   validates every pair before applying any (``set_many``) and runtime effects run from the
   server's ``config.on_change`` listeners (hz is clamped to 1..500 as Redis does, a new
   proto-max-bulk-len applies to every connection's reader, loglevel to the logger).
   RESETSTAT zeroes INFO stats, commandstats and errorstats (``server/info.py``).
-* SLOWLOG reads ``server.slowlog`` (filled by ``Server.slow_command``); LATENCY reads
-  ``server.latency`` (``server/latency.py``): ``command`` / ``fast-command`` events of at
-  least ``latency-monitor-threshold`` ms, 160 samples per event, one per second at most.
+* SLOWLOG reads ``server.slowlog`` (filled by ``Server.slow_command``).
 * MONITOR lines are formatted by ``monitor_line`` as Redis's ``replicationFeedMonitors``:
   ``+<unix time.us> [<db> <addr>] "arg" ...``, arguments quoted like ``sdscatrepr`` and
   passwords of AUTH / HELLO AUTH shown as ``(redacted)``.
@@ -19,7 +17,7 @@ is in scripting.py; SHUTDOWN NOSAVE also stops a server busy in a script).
   they run; the handler checks again in case it is reached another way).
 
 Mirrors Redis's ``configCommand`` (config.c), ``slowlogCommand`` (slowlog.c),
-``latencyCommand`` (latency.c), ``moduleCommand`` (module.c), ``monitorCommand``,
+``moduleCommand`` (module.c), ``monitorCommand``,
 ``shutdownCommand`` (server.c) and ``debugCommand`` (debug.c).
 """
 
@@ -28,15 +26,13 @@ from __future__ import annotations
 import logging
 import time
 
-from sluice.protocol import OK, Map, Raw, Verbatim
+from sluice.protocol import OK, Map, Raw
 
 from .args import Args, parse_int
-from .cmdlatency import has_samples, histogram_reply
 from .context import Command, Context, Reply
 from .debug import debug  # DEBUG has a module of its own; its row is in the table below
 from .errors import (
     CONFIG_NO_FILE,
-    LATENCY_NO_SAMPLES,
     MODULE_LOAD_FAILED,
     MODULE_NO_SUCH_MODULE,
     MODULE_UNLOAD_FAILED,
@@ -49,7 +45,7 @@ from .errors import (
     ConfigError,
     subcommand_syntax,
 )
-from .introspection import every_command, find, help_reply
+from .introspection import help_reply
 from .spec import (
     ADMIN,
     ALLOW_BUSY,
@@ -173,98 +169,6 @@ def slowlog_help(ctx: Context, args: Args) -> Reply:
     return help_reply("SLOWLOG", _SLOWLOG_HELP)
 
 
-# -- LATENCY --------------------------------------------------------------------------------------
-
-def latency_latest(ctx: Context, args: Args) -> Reply:
-    return ctx.server.latency.latest()
-
-
-def latency_history(ctx: Context, args: Args) -> Reply:
-    return ctx.server.latency.history(args.next())
-
-
-def latency_reset(ctx: Context, args: Args) -> Reply:
-    return ctx.server.latency.reset(args.rest())
-
-
-def latency_graph(ctx: Context, args: Args) -> Reply:
-    event = args.next()
-    samples = ctx.server.latency.history(event)
-    if not samples:
-        raise CommandError(LATENCY_NO_SAMPLES % event.decode(errors="replace"))
-    peak = max(ms for _, ms in samples) or 1
-    now = int(time.time())
-    name = event.decode(errors="replace")
-    lines = [f"{name} - high {peak} ms, low {min(ms for _, ms in samples)} ms "
-             f"(all time high {ctx.server.latency.events[name][1][0]} ms)", "-" * 72]
-    for ts, ms in samples:  # the monitor keeps the last 160
-        bar = "#" * max(1, round(40 * ms / peak))
-        lines.append(f"{now - ts:>6}s ago {ms:>8} ms |{bar}")
-    return Verbatim(("\n".join(lines) + "\n").encode())
-
-
-def latency_doctor(ctx: Context, args: Args) -> Reply:
-    server = ctx.server
-    threshold = server.config.latency_monitor_threshold
-    if not threshold:
-        text = ("Latency monitoring is off on this server. Turn it on with "
-                "CONFIG SET latency-monitor-threshold <milliseconds>: every command that "
-                "takes at least that long is then recorded, and this report describes the "
-                "spikes.\n")
-        return Verbatim(text.encode())
-    events = server.latency.events
-    if not events:
-        return Verbatim(f"No latency spike of {threshold} ms or more has been recorded since "
-                        "the monitor was turned on or last reset.\n".encode())
-    lines = [f"Latency spikes of {threshold} ms or more, per event:", ""]
-    for name, (samples, peak) in events.items():
-        values = [ms for _, ms in samples]
-        avg = sum(values) / len(values) if values else 0
-        lines.append(f"* {name}: {len(values)} spikes recorded, average {avg:.0f} ms, "
-                     f"worst {peak[0]} ms.")
-    lines += ["", "Slow commands are listed by SLOWLOG GET. Long-running commands over "
-              "large values (KEYS, SMEMBERS, LRANGE of a whole list, DEBUG SLEEP) are the "
-              "usual cause; so are a slow disk with appendfsync always, and swapping."]
-    return Verbatim(("\n".join(lines) + "\n").encode())
-
-
-def latency_histogram(ctx: Context, args: Args) -> Reply:
-    """Every command (and subcommand) called since the last CONFIG RESETSTAT, or those named;
-    a container names its subcommands; unknown names are skipped. (A name given twice is
-    answered once: Redis would repeat it.)"""
-    table = ctx.server.table
-    if args:
-        rows: list[Command] = []
-        for name in args.rest():
-            c = find(table, name)
-            if c is not None:
-                rows.extend(c.subcommands.values() if c.subcommands else (c,))
-    else:
-        rows = every_command(table)
-    return Map((c.name_bytes, histogram_reply(c.calls, c.hist))
-               for c in rows if has_samples(c))
-
-
-_LATENCY_HELP = (
-    "DOCTOR",
-    "    A report, in words, on the latency spikes recorded.",
-    "GRAPH <event>",
-    "    A text chart of the samples of <event>.",
-    "HISTORY <event>",
-    "    The timestamp and latency of each sample of <event>.",
-    "LATEST",
-    "    The latest and the highest sample of every event.",
-    "RESET [<event> ...]",
-    "    Forget the samples of the given events (of all events when none is given).",
-    "HISTOGRAM [<command> ...]",
-    "    The latency histogram of every command called, or of the commands given.",
-)
-
-
-def latency_help(ctx: Context, args: Args) -> Reply:
-    return help_reply("LATENCY", _LATENCY_HELP)
-
-
 # -- MONITOR --------------------------------------------------------------------------------------
 
 _ESCAPES = {ord("\\"): b"\\\\", ord('"'): b'\\"', ord("\n"): b"\\n", ord("\r"): b"\\r",
@@ -367,8 +271,6 @@ def shutdown(ctx: Context, args: Args) -> Reply:
 
 
 _ADM = ADMIN | NOSCRIPT | LOADING | STALE
-_LATENCY_TIPS = ("nondeterministic_output", "request_policy:all_nodes",
-                 "response_policy:special")
 # -- MODULE ---------------------------------------------------------------------------------------
 # Sluice cannot load Redis modules (shared libraries written against redismodule.h): LOAD and
 # LOADEX fail as Redis's do when a module does not load, LIST is empty, and UNLOAD finds no
@@ -448,30 +350,6 @@ COMMANDS: tuple[Command, ...] = (
         complexity="O(N) where N is the number of entries in the slowlog", tips=_ALL_NODES_OK),
     cmd("slowlog|help",         2,  LOADING | STALE,         A.NONE,       None, slowlog_help,
         "Explains the SLOWLOG subcommands.", group="server", since="6.2.0"),
-    cmd("latency",             -2,  NONE,                    A.NONE,       None, None,
-        "Groups the latency diagnostics commands.", group="server", since="2.8.13",
-        complexity="Depends on subcommand."),
-    cmd("latency|latest",       2,  _ADM,                    A.NONE,       None, latency_latest,
-        "Returns the latest and the highest latency sample of each event.", group="server",
-        since="2.8.13", tips=_LATENCY_TIPS),
-    cmd("latency|history",      3,  _ADM,                    A.NONE,       None, latency_history,
-        "Returns the latency samples of an event.", group="server", since="2.8.13",
-        syntax="event", tips=_LATENCY_TIPS),
-    cmd("latency|reset",       -2,  _ADM,                    A.NONE,       None, latency_reset,
-        "Forgets the latency samples of some or all events.", group="server",
-        since="2.8.13", syntax="[event [event ...]]", tips=_ALL_NODES_OK),
-    cmd("latency|graph",        3,  _ADM,                    A.NONE,       None, latency_graph,
-        "Draws the latency samples of an event as text.", group="server", since="2.8.13",
-        syntax="event", tips=_LATENCY_TIPS),
-    cmd("latency|doctor",       2,  _ADM,                    A.NONE,       None, latency_doctor,
-        "Describes the recorded latency spikes in words.", group="server", since="2.8.13",
-        tips=_LATENCY_TIPS),
-    cmd("latency|histogram",   -2,  _ADM,                    A.NONE,       None, latency_histogram,
-        "Returns per-command latency histograms.", group="server", since="7.0.0",
-        complexity="O(N) where N is the number of commands with latency information being retrieved.",
-        syntax="[command [command ...]]", tips=_LATENCY_TIPS),
-    cmd("latency|help",         2,  LOADING | STALE,         A.NONE,       None, latency_help,
-        "Explains the LATENCY subcommands.", group="server", since="2.8.13"),
     cmd("module",              -2,  NONE,                    A.NONE,       None, None,
         "Groups the module commands (Sluice cannot load modules).", group="server",
         since="4.0.0", complexity="Depends on subcommand."),

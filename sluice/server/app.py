@@ -496,10 +496,13 @@ class Server:
         if ready and self.blocking.blocking_keys:
             self.blocking.signal_write(db, key)
 
-    def _on_expire(self, db: Database, key: bytes) -> None:
+    def _on_expire(self, db: Database, key: bytes, freed_ns: int) -> None:
         """A key found expired: WATCH and blocked clients see a deletion, the AOF gets DEL;
         no change is counted (Redis's deleteExpiredKeyAndPropagate), so a read command that
-        found it is not logged itself."""
+        found it is not logged itself. ``freed_ns``: how long its deletion took (LATENCY's
+        expire-del; 0 while monitoring is off)."""
+        if freed_ns:
+            self.latency.sample("expire-del", freed_ns // 1_000_000)
         self.stats["expired_keys"] += 1
         if self.notify_flags:
             notify_keyspace_event(self, b"expired", key, db.id)
@@ -600,6 +603,9 @@ class Server:
         self.pause.unpause()
 
     def _update_slow_threshold(self) -> None:
+        threshold = self.config.latency_monitor_threshold
+        self.latency.threshold = threshold
+        self.keyspace.access.time_deletes = threshold > 0  # expire-del
         wanted = [self.config.slowlog_log_slower_than]
         if self.config.latency_monitor_threshold > 0:
             wanted.append(self.config.latency_monitor_threshold * 1000)
@@ -611,10 +617,8 @@ class Server:
         if 0 <= self.config.slowlog_log_slower_than <= duration_us \
                 and not cmd.flags & F.SKIP_SLOWLOG:
             self.slowlog_add(client, argv, duration_us)
-        threshold = self.config.latency_monitor_threshold
-        if threshold and duration_us // 1000 >= threshold:
-            event = "fast-command" if cmd.flags & F.FAST else "command"
-            self.latency.add(event, duration_us // 1000)
+        self.latency.sample("fast-command" if cmd.flags & F.FAST else "command",
+                            duration_us // 1000)
 
     def slowlog_add(self, client: Client, argv: list[bytes], duration_us: int) -> None:
         if self.config.slowlog_max_len <= 0:
@@ -677,7 +681,7 @@ class Server:
             if self.hotkeys_tracking is not None:
                 self.hotkeys.cron()  # HOTKEYS START ... DURATION: the session ends
             if self.active_expire_enabled and not self.pause.mode:
-                start = time.perf_counter_ns()
+                start = self.latency.start()
                 for db in self.keyspace.dbs:
                     if db.expires:
                         # INFO expired_keys_active: the keys the cycle found (expired_keys
@@ -685,11 +689,7 @@ class Server:
                         self.stats["expired_keys_active"] += db.active_expire()
                     if db.subexpires:
                         self._expire_hash_fields(db)
-                threshold = self.config.latency_monitor_threshold
-                if threshold:  # LATENCY's expire-cycle event, as Redis's activeExpireCycle
-                    ms = (time.perf_counter_ns() - start) // 1_000_000
-                    if ms >= threshold:
-                        self.latency.add("expire-cycle", ms)
+                self.latency.end("expire-cycle", start)  # as Redis's activeExpireCycle
             timeout = self.config.timeout
             if timeout:
                 now = time.time_ns() // 1_000_000

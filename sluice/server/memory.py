@@ -178,12 +178,20 @@ class Memory:
         policy = self._policy
         if policy is None:
             return self._result(EVICT_FAIL)
+        start = server.latency.start()
+        result = self._evict(policy, used - maxmemory)
+        server.latency.end("eviction-cycle", start)
+        return self._result(result)
+
+    def _evict(self, policy: tuple[bool, int], tofree: int) -> int:
+        """Evict keys by ``policy`` until ``tofree`` bytes are freed or the time limit of
+        ``maxmemory-eviction-tenacity`` passes (then the eviction goes on from a timer)."""
+        server = self.server
         allkeys, kind = policy
         dbs = server.keyspace.dbs
         access = server.keyspace.access
         samples = server.config.maxmemory_samples
         limit_us = time_limit_us(server.config.maxmemory_eviction_tenacity)
-        tofree = used - maxmemory
         start = time.perf_counter()
         freed = evicted = 0
         while freed < tofree:
@@ -192,7 +200,7 @@ class Memory:
             else:
                 found = self.pool.best(dbs, allkeys, kind, samples)
             if found is None:
-                return self._result(EVICT_FAIL)
+                return EVICT_FAIL
             db, key = found
             before = access.used
             self.evict_key(db, key)
@@ -200,8 +208,8 @@ class Memory:
             evicted += 1
             if evicted % 16 == 0 and (time.perf_counter() - start) * 1e6 > limit_us:
                 self._start_time_proc()
-                return self._result(EVICT_RUNNING)
-        return self._result(EVICT_RUNNING if self.running else EVICT_OK)
+                return EVICT_RUNNING
+        return EVICT_RUNNING if self.running else EVICT_OK
 
     def evict_clients(self) -> None:
         """``evictClients``: while the clients' memory is over ``maxmemory-clients`` (bytes,
@@ -230,7 +238,9 @@ class Memory:
     def evict_key(self, db: Database, key: bytes) -> None:
         """``deleteEvictedKeyAndPropagate``."""
         server = self.server
-        db.remove(key)
+        start = server.latency.start()
+        db.remove(key)  # the value is freed here
+        server.latency.end("evict-del", start)
         server.stats["evicted_keys"] += 1
         if server.notify_flags:
             notify_keyspace_event(server, b"evicted", key, db.id)

@@ -173,7 +173,9 @@ class AppendOnlyFile:
         if self.fd >= 0:
             self._close_later(self.fd)
         self.fd = fd
+        start = self.server.latency.start()
         self.incr_size = os.fstat(fd).st_size
+        self.server.latency.end("aof-fstat", start)
         self.selected_db = -1
 
     def _close_later(self, fd: int) -> None:
@@ -193,10 +195,19 @@ class AppendOnlyFile:
 
     def recompute_sizes(self) -> None:
         base = self.manifest.base
-        self.base_size = os.path.getsize(self.path(base.name)) if base else 0
-        incrs = sum(os.path.getsize(self.path(i.name)) for i in self.manifest.incrs
-                    if os.path.exists(self.path(i.name)))
+        self.base_size = self._file_size(base.name) if base else 0
+        incrs = sum(self._file_size(i.name) for i in self.manifest.incrs)
         self.current_size = self.base_size + incrs
+
+    def _file_size(self, name: str) -> int:
+        """The size of one AOF file, 0 if it is not there (a stat: LATENCY's aof-fstat)."""
+        start = self.server.latency.start()
+        try:
+            return os.stat(self.path(name)).st_size
+        except FileNotFoundError:
+            return 0
+        finally:
+            self.server.latency.end("aof-fstat", start)
 
     def persist_manifest(self, manifest: Manifest | None = None) -> None:
         m = manifest or self.manifest
@@ -282,10 +293,12 @@ class AppendOnlyFile:
             return True
         written = 0
         data = bytes(buf)  # a copy: no buffer exports pin ``buf`` if a write raises
+        start = self.server.latency.start()
         try:
             while written < len(data):
                 written += self.write(self.fd, data[written:] if written else data)
         except OSError as e:
+            self._write_latency(start)
             if written:
                 try:  # cut the partial command off, as Redis does, so the file stays parseable
                     os.ftruncate(self.fd, self.incr_size)
@@ -297,6 +310,7 @@ class AppendOnlyFile:
             self.current_size += written
             self._set_write_error(e)
             return False
+        self._write_latency(start)
         self.incr_size += written
         self.current_size += written
         buf.clear()
@@ -308,14 +322,32 @@ class AppendOnlyFile:
             self._update_disk_error()
         return True
 
-    def _skip_fsync(self) -> bool:
-        """no-appendfsync-on-rewrite: no fsync while a child writes (durability traded away)."""
-        if not self.config.no_appendfsync_on_rewrite:
-            return False
+    def _write_latency(self, start: int) -> None:
+        """LATENCY's samples of one write of the buffer, as flushAppendOnlyFile takes them:
+        ``aof-write``, and by what else was using the disk, one of ``-pending-fsync``,
+        ``-active-child`` and ``-alone``."""
+        latency = self.server.latency
+        if not start:
+            return
+        ms = latency.end("aof-write", start)
+        if self.fsync_in_flight:
+            latency.sample("aof-write-pending-fsync", ms)
+        elif self._child_active():
+            latency.sample("aof-write-active-child", ms)
+        else:
+            latency.sample("aof-write-alone", ms)
+
+    def _child_active(self) -> bool:
+        """A fork child (this AOF's rewrite, or a BGSAVE) is writing."""
         p = getattr(self.server, "persistence", None)
         return bool(self.child_pid or (p is not None and p.child_pid))
 
+    def _skip_fsync(self) -> bool:
+        """no-appendfsync-on-rewrite: no fsync while a child writes (durability traded away)."""
+        return self.config.no_appendfsync_on_rewrite and self._child_active()
+
     def _try_fsync(self) -> bool:
+        start = self.server.latency.start()
         try:
             self.fsync(self.fd)
         except OSError as e:
@@ -323,6 +355,8 @@ class AppendOnlyFile:
             self._update_disk_error()
             log.warning("Can't persist append only file to disk. fsync: %s", e.strerror)
             return False
+        if start and self.config.appendfsync == "always":
+            self.server.latency.end("aof-fsync-always", start)
         self.unsynced = False
         self.last_fsync = time.monotonic()
         if self.fsync_error is not None:
@@ -528,7 +562,9 @@ class AppendOnlyFile:
         new.incrs = new.incrs[self.rewrite_first_incr :]
         new.history = []
         try:
+            start = self.server.latency.start()
             os.replace(self.child_temp, self.path(base.name))
+            self.server.latency.end("aof-rename", start)
             self.persist_manifest(new)
         except OSError as e:
             log.warning("Error installing the rewritten AOF: %s", e.strerror)
@@ -613,6 +649,7 @@ def fork_writer(server: Server, work: Any, pin: str = "") -> int:
     Returns the child's pid, or -1.
     """
     gc.freeze()
+    start = time.perf_counter_ns()
     try:
         pid = os.fork()
     except OSError as e:
@@ -633,6 +670,9 @@ def fork_writer(server: Server, work: Any, pin: str = "") -> int:
             traceback.print_exc()
         finally:
             os._exit(code)
+    usec = (time.perf_counter_ns() - start) // 1000
     gc.unfreeze()
     server.stats["total_forks"] += 1  # INFO total_forks (Redis counts every fork it makes)
+    server.stats["latest_fork_usec"] = usec  # the parent's stall, as Redis's stat_fork_time
+    server.latency.sample("fork", usec // 1000)
     return pid

@@ -382,10 +382,12 @@ class Persistence:
                 os.waitpid(pid, 0)
             except OSError:
                 pass
+            start = self.server.latency.start()
             try:
                 os.unlink(os.path.join(self.config.dir, f"temp-{pid}.rdb"))
             except OSError:
                 pass
+            self.server.latency.end("rdb-unlink-temp-file", start)
 
     def shutdown(self, save: bool | None = None) -> str | None:
         """Before exit: sync the AOF, save if configured (or asked). Returns an error text."""

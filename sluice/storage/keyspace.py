@@ -37,8 +37,9 @@ Lookups (``get``, ``peek``) count as Redis's ``lookupKeyRead``: while ``access.c
 lookup the server's own bookkeeping uses. ``add`` fires "new" and ``set`` "overwritten" and
 "type_changed" (Redis's ``dbAdd`` / ``setKey``) when someone listens (``access.on_event``);
 ``replace`` is ``dbReplaceValue``, silent. Deletions caused by expiry call
-``on_expire(db, key)`` so the server can invalidate WATCH, wake blocked clients, notify and
-log a DEL. Storage imports nothing of Sluice's outside ``storage``.
+``on_expire(db, key, ns)`` so the server can invalidate WATCH, wake blocked clients, notify,
+log a DEL and, when ``access.time_deletes`` asks, record how long freeing the value took
+(LATENCY's ``expire-del``). Storage imports nothing of Sluice's outside ``storage``.
 
 ``overrides`` holds the few string encodings that cannot be derived from the key and the
 bytes (APPEND leaves ``raw``, INCRBYFLOAT ``embstr``, RENAME keeps ``raw``), checked against
@@ -148,7 +149,9 @@ def register_subexpiring(cls: type) -> None:
     _SUBEXPIRING.add(cls)
 
 
-ExpireHook = Callable[["Database", bytes], None]
+# Called after a key is deleted because it expired: (database, key, nanoseconds the deletion
+# took, 0 unless ``access.time_deletes``).
+ExpireHook = Callable[["Database", bytes, int], None]
 
 # OBJECT ENCODING for value types that do not report their own (``value.encoding()``).
 _DEFAULT_ENCODINGS = {b"list": b"quicklist", b"set": b"hashtable", b"zset": b"skiplist",
@@ -218,11 +221,22 @@ class Database:
         if when is not None and when <= self.clock.now_ms():
             if self.keep_expired:
                 return True
-            self._remove(key)
-            if self.on_expire is not None:
-                self.on_expire(self, key)
+            self._remove_expired(key)
             return True
         return False
+
+    def _remove_expired(self, key: bytes) -> None:
+        """Delete an expired key and tell the server (Redis's deleteExpiredKeyAndPropagate),
+        timing the deletion (the value is freed here) when the server wants it."""
+        if self.access.time_deletes:
+            start = time.perf_counter_ns()
+            self._remove(key)
+            ns = time.perf_counter_ns() - start
+        else:
+            self._remove(key)
+            ns = 0
+        if self.on_expire is not None:
+            self.on_expire(self, key, ns)
 
     def get(self, key: bytes) -> Any:
         """The live value of ``key`` or None (an expired key is deleted on the way): a read
@@ -660,10 +674,8 @@ class Database:
         while heap and heap[0][0] <= now and done < max_keys:
             when, key = heapq.heappop(heap)
             if expires.get(key) == when:
-                self._remove(key)
+                self._remove_expired(key)
                 done += 1
-                if self.on_expire is not None:
-                    self.on_expire(self, key)
         return done
 
     # -- iteration and sampling -----------------------------------------------------------

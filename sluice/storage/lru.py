@@ -37,7 +37,7 @@ class Access:
 
     __slots__ = ("mode", "lfu", "lrm", "lru_clock", "lfu_minutes", "lfu_log_factor",
                  "lfu_decay_time", "counting", "hits", "misses", "on_miss", "on_event",
-                 "no_touch", "used")
+                 "no_touch", "used", "time_deletes")
 
     def __init__(self, now_ms: int) -> None:
         self.mode = TOUCH_LRU  # what reads do (TOUCH_*), from the policy and NO-TOUCH
@@ -61,6 +61,9 @@ class Access:
         self.on_event: Callable[[int, bytes, bytes], None] | None = None
         self.no_touch = False  # the running command's client has CLIENT NO-TOUCH on
         self.used = 0  # estimated bytes of every database's keys (each keeps its own share)
+        # Time each expired key's deletion for ``on_expire`` (LATENCY's expire-del): set by
+        # the server while latency monitoring is on, so it costs nothing otherwise.
+        self.time_deletes = False
 
     def set_policy(self, lfu: bool, lrm: bool) -> None:
         self.lfu = lfu

@@ -508,15 +508,3 @@ def test_unknown_commands_just_error(rr: redis.Redis) -> None:
     with pytest.raises(redis.ResponseError, match="unknown command 'DPING'"):
         rr.execute_command("DPING")
     assert rr.ping()
-
-
-def test_a_slow_expire_cycle_is_a_latency_event(make_server: Any) -> None:
-    """LATENCY's expire-cycle event: the active expiry of a big set takes over 1 ms."""
-    s = make_server("latency-monitor-threshold 1")
-    r = s.client()
-    for i in range(0, 300_000, 10_000):
-        r.sadd("big", *range(i, i + 10_000))
-    r.pexpire("big", 1)
-    wait_until(lambda: r.dbsize() == 0, what="the set expired by the cycle")
-    events = [e[0] for e in r.execute_command("LATENCY", "LATEST")]
-    assert b"expire-cycle" in events, events

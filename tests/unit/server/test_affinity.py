@@ -20,6 +20,7 @@ from sluice.server.affinity import (
     pin_bio_thread,
     pin_main_thread,
 )
+from sluice.server.latency import LatencyMonitor
 from sluice.server.persistence import fork_writer
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="Linux only")
@@ -104,11 +105,12 @@ def test_bio_thread_gets_its_list_or_the_cpus_the_process_started_with() -> None
 def test_forked_writer_pins_itself_as_its_setting_says(tmp_path: Path) -> None:
     out = tmp_path / "cpus"
     server: Any = SimpleNamespace(config=SimpleNamespace(bgsave_cpulist=str(CPU)),
-                                  stats=Counter())
+                                  stats=Counter(), latency=LatencyMonitor())
     pid = fork_writer(server, lambda: out.write_text(repr(sorted(os.sched_getaffinity(0)))),
                       "bgsave_cpulist")
     assert pid > 0
     assert server.stats["total_forks"] == 1  # INFO total_forks counts it
+    assert server.stats["latest_fork_usec"] > 0  # and latest_fork_usec the parent's stall
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert out.read_text() == repr([CPU])

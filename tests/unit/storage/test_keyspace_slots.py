@@ -193,7 +193,7 @@ def test_new_overwritten_type_changed_events() -> None:
 def test_set_over_an_expired_key_expires_it_first() -> None:
     clock = FakeClock(1000)
     expired: list[bytes] = []
-    ks = Keyspace(1, clock, lambda _db, key: expired.append(key))
+    ks = Keyspace(1, clock, lambda _db, key, _ns: expired.append(key))
     db = ks[0]
     events: list[bytes] = []
     db.access.on_event = lambda _db, event, key: events.append(event)
