@@ -2,7 +2,8 @@
 
 HELP, LOG, SLEEP, PROTOCOL (one reply of every RESP3 type, exactly as Redis sends them, for
 client tests), SET-ACTIVE-EXPIRE, PAUSE-CRON, SET-DISABLE-DENY-SCRIPTS, OBJECT, ERROR,
-POPULATE, RELOAD (when persistence offers it), CHANGE-REPL-ID. Anything else is refused with Redis's "unknown subcommand or wrong number of
+POPULATE, RELOAD (when persistence offers it), CHANGE-REPL-ID, DIGEST and DIGEST-VALUE
+(Redis's own fingerprints of the data, digest.py). Anything else is refused with Redis's "unknown subcommand or wrong number of
 arguments" error. DEBUG is one command with its own argument checks, not a container: Redis
 declares no subcommands for it either.
 
@@ -35,6 +36,7 @@ from sluice.protocol import (
 
 from .args import Args, parse_int
 from .context import Context, Reply
+from .digest import dataset_digest, value_digest
 from .errors import (
     DEBUG_NOT_ALLOWED,
     DEBUG_PROTOCOL_TYPE,
@@ -86,6 +88,11 @@ def _help(ctx: Context, argv: list[bytes]) -> Reply:
     return help_reply("DEBUG", (
         "CHANGE-REPL-ID",
         "    Give the server a new replication ID.",
+        "DIGEST",
+        "    A SHA-1 fingerprint of the whole data set, as Redis computes it (40 zeros when",
+        "    empty): equal data, equal digest.",
+        "DIGEST-VALUE <key> [<key> ...]",
+        "    The fingerprint of each key's value.",
         "ERROR <string>",
         "    Reply with <string> as an error (to test how clients handle errors).",
         "LOG <message>",
@@ -209,6 +216,23 @@ def _object(ctx: Context, argv: list[bytes]) -> Reply:
                         b"lru_seconds_idle:%d" % (id(value), refcount, encoding, length, lru, idle))
 
 
+def _digest(ctx: Context, argv: list[bytes]) -> Reply:
+    """The data set's fingerprint, as Redis computes it (digest.py)."""
+    return SimpleString(dataset_digest(ctx.server.keyspace.dbs).hex().encode())
+
+
+def _digest_value(ctx: Context, argv: list[bytes]) -> Reply:
+    """One fingerprint per key named, of its value (twenty zero bytes for a missing key);
+    an expired key that is still stored counts, as in Redis."""
+    db = ctx.db
+    out: list[Reply] = []
+    for key in argv[2:]:
+        value = db.data.get(key)
+        digest = value_digest(db, key, value) if value is not None else bytes(20)
+        out.append(SimpleString(digest.hex().encode()))
+    return out
+
+
 def _populate(ctx: Context, argv: list[bytes]) -> Reply:
     count = parse_int(argv[2])
     size = parse_int(argv[4]) if len(argv) == 5 else 0
@@ -254,6 +278,8 @@ _SUBCOMMANDS: dict[bytes, tuple[Callable[[Context, list[bytes]], Reply], int, in
     b"OBJECT": (_object, 3, 3),
     b"ERROR": (_error, 3, 3),
     b"POPULATE": (_populate, 3, 5),
+    b"DIGEST": (_digest, 2, 2),
+    b"DIGEST-VALUE": (_digest_value, 2, 1 << 31),
     b"RELOAD": (_reload, 2, 5),
     b"CHANGE-REPL-ID": (_change_repl_id, 2, 2),
 }

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import struct
 
-__all__ = ["d2string", "double2ll", "grisu2"]
+__all__ = ["d2string", "double2ll", "fpconv_dtoa", "grisu2"]
 
 _M64 = (1 << 64) - 1
 _LO32 = (1 << 32) - 1
@@ -201,6 +201,20 @@ def _emit(digits: str, big_k: int, neg: bool) -> str:
     mantissa = digits[0] + ("." + digits[1:nd] if nd > 1 else "")
     sign = "-" if big_k + nd - 1 < 0 else "+"
     return f"{mantissa}e{sign}{exp}"
+
+
+def fpconv_dtoa(d: float) -> bytes:
+    """``d`` as fpconv_dtoa alone prints it, with no integer path: ``1e+15``, not
+    ``1000000000000000`` (DEBUG DIGEST hashes scores in this form)."""
+    neg = math.copysign(1.0, d) < 0 and d == d
+    if d == 0.0:
+        return b"-0" if neg else b"0"
+    if d != d:
+        return b"nan"
+    if math.isinf(d):
+        return b"-inf" if neg else b"inf"
+    digits, big_k = grisu2(-d if neg else d)
+    return (("-" if neg else "") + _emit(digits, big_k, neg)).encode()
 
 
 def double2ll(d: float) -> int | None:
