@@ -369,9 +369,12 @@ PARAMS: list[Param] = [
     Param("notify-keyspace-events", "special", 0, parse=_parse_notify, render=format_classes),
     Param("tracking-table-max-keys", "int", 1_000_000, 0, 2**63 - 1),
     Param("latency-tracking", "bool", True),  # accepted: LATENCY HISTOGRAM always records
-    # Microseconds to wait after each key an RDB load reads (a debugging aid, hidden as in
-    # Redis: it makes a load slow enough to watch).
+    # Microseconds to wait after each key an RDB load reads, and before each key a save
+    # (SAVE, BGSAVE, an AOF rewrite) writes: debugging aids, hidden as in Redis, that make a
+    # load or a fork child slow enough to watch; a negative value waits one microsecond
+    # once in that many keys.
     Param("key-load-delay", "int", 0, -(2**31), 2**31 - 1, flags=HIDDEN),
+    Param("rdb-key-save-delay", "int", 0, -(2**31), 2**31 - 1, flags=HIDDEN),
     # CPU affinity (sluice/server/affinity.py), spelled with underscores as in Redis
     Param("server_cpulist", "string", "", flags=IMMUTABLE),
     Param("bio_cpulist", "string", "", flags=IMMUTABLE),

@@ -26,10 +26,12 @@ from sluice.commands.args import Args
 from sluice.commands.errors import CommandError
 from sluice.scripting.functions import LibraryError
 from sluice.storage import aof as fmt
+from sluice.storage import rdb
 from sluice.storage.hashes import Hash
 from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.lists import DEFAULT_FILL, ListValue
 from sluice.storage.load_limits import loading_with
+from sluice.storage.rdb import debug_delay
 from sluice.storage.stream_errors import StreamError
 
 from .client import REPLY_OFF, Client
@@ -128,8 +130,6 @@ def load_aof(server: Server, directory: str, manifest: fmt.Manifest) -> int:
             data = mapped.data
             pos = 0
             if len(data) >= 5 and data[:5] == fmt.RDB_MAGIC:
-                from sluice.storage import rdb
-
                 try:
                     stats = rdb.LoadStats()
                     with loading_with(server.config):
@@ -143,8 +143,11 @@ def load_aof(server: Server, directory: str, manifest: fmt.Manifest) -> int:
                 refill_lists(server)
             valid = pos
             multi_at = -1
+            delay = server.config.key_load_delay
             try:
                 for argv, end in fmt.parse_commands(data, pos):
+                    if delay:  # as Redis's loadSingleAppendOnlyFile, per command
+                        debug_delay(delay)
                     head = argv[0].lower()
                     if head == b"multi":
                         multi_at = valid
@@ -210,8 +213,6 @@ def load_functions(server: Server, codes: list[bytes]) -> None:
     limit; a library that fails to load fails the load, as in Redis)."""
     if not codes:
         return
-    from sluice.storage import rdb
-
     try:
         server.scripting.functions.restore_codes(codes, b"FLUSH")
     except LibraryError as e:
@@ -221,8 +222,6 @@ def load_functions(server: Server, codes: list[bytes]) -> None:
 
 def load_rdb_file(server: Server, path: str) -> int:
     """Load a snapshot into the (empty) keyspace; returns keys loaded. Raises LoadError."""
-    from sluice.storage import rdb
-
     mapped = _Mapped(path)
     stats = rdb.LoadStats()
     try:

@@ -24,8 +24,10 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from sluice.storage import rdb
 from sluice.storage.aof import encode_command, encode_select
 from sluice.storage.keyspace import type_name
+from sluice.storage.rdb import debug_delay
 
 if TYPE_CHECKING:
     from .app import Server
@@ -178,6 +180,8 @@ def iter_commands(server: Server) -> Iterator[bytes]:
             when = expires.get(key)
             if when is not None and when <= now:
                 continue
+            if cfg.rdb_key_save_delay:  # as Redis's rewriteAppendOnlyFileRio
+                debug_delay(cfg.rdb_key_save_delay)
             tname = type_name(value)
             emit = EMITTERS.get(tname)
             if emit is None:
@@ -207,12 +211,11 @@ def write_file(path: str, chunks: Iterable[bytes]) -> None:
 def rdb_chunks(server: Server, aof_base: bool = False) -> Iterator[bytes]:
     """The keyspace as RDB bytes, with the server's rdbcompression / rdbchecksum settings
     (lists are written with the nodes they have)."""
-    from sluice.storage import rdb
-
     cfg = server.config
     return rdb.dump_keyspace(server.keyspace, compress=cfg.rdbcompression,
                              checksum=cfg.rdbchecksum, aof_base=aof_base,
-                             functions=server.scripting.functions.records())
+                             functions=server.scripting.functions.records(),
+                             key_delay_us=cfg.rdb_key_save_delay)
 
 
 def write_aof_base(server: Server, path: str, use_rdb: bool) -> None:

@@ -37,6 +37,7 @@ Imports nothing of Sluice's outside ``storage``.
 
 from __future__ import annotations
 
+import random
 import struct
 import time
 from collections.abc import Callable, Iterator
@@ -253,16 +254,27 @@ def read_value_type(r: Reader, op: int) -> int:
 # -- whole files ------------------------------------------------------------------------------
 
 
+def debug_delay(usec: int) -> None:
+    """Redis's ``debugDelay`` (``key-load-delay``, ``rdb-key-save-delay``): sleep ``usec``
+    microseconds; a negative value sleeps one microsecond once in ``-usec`` calls, on
+    average (shorter waits than a sleep can make)."""
+    if usec < 0:
+        usec = 1 if random.randrange(-usec) == 0 else 0
+    if usec:
+        time.sleep(usec / 1e6)
+
+
 def _aux(key: bytes, value: bytes) -> bytes:
     return bytes((OP_AUX,)) + enc_string(key, False) + enc_string(value, False)
 
 
 def dump_keyspace(keyspace: Keyspace, compress: bool = True, checksum: bool = True,
-                  aof_base: bool = False,
-                  redis_ver: bytes = RDB_REDIS_VER, functions: bytes = b"") -> Iterator[bytes]:
+                  aof_base: bool = False, redis_ver: bytes = RDB_REDIS_VER,
+                  functions: bytes = b"", key_delay_us: int = 0) -> Iterator[bytes]:
     """The RDB bytes of ``keyspace`` in chunks (expired keys are skipped). ``functions``:
     the function library records (opcode 245 each), written after the AUX fields as
-    Redis's rdbSaveFunctions."""
+    Redis's rdbSaveFunctions. ``key_delay_us`` (``rdb-key-save-delay``): ``debug_delay``
+    before each key is written, as Redis's rdbSaveKeyValuePair."""
     opts = SaveOptions(compress)
     crc = 0
     buf = bytearray(b"REDIS%04d" % RDB_VERSION)
@@ -290,6 +302,8 @@ def dump_keyspace(keyspace: Keyspace, compress: bool = True, checksum: bool = Tr
                     continue
                 buf.append(OP_EXPIRETIME_MS)
                 buf += struct.pack("<q", when)
+            if key_delay_us:
+                debug_delay(key_delay_us)
             rdb_type, encoded = encode_value(value, opts)
             buf.append(rdb_type)
             buf += enc_string(key, compress)
@@ -403,15 +417,14 @@ def load_into(data: Any, keyspace: Keyspace, now_ms: int, stats: LoadStats | Non
     """Load an RDB file (or AOF preamble) into ``keyspace``; returns the offset after it.
 
     Keys already expired are skipped, as a Redis master does on load. ``key_delay_us``
-    (``key-load-delay``) waits that many microseconds after each key read, when positive.
+    (``key-load-delay``): ``debug_delay`` after each key read.
     """
     stats = stats or LoadStats()
     ndb = len(keyspace)
-    delay = key_delay_us / 1e6 if key_delay_us > 0 else 0.0
 
     def on_key(db_id: int, key: bytes, value: Any, expire: int | None) -> None:
-        if delay:
-            time.sleep(delay)
+        if key_delay_us:
+            debug_delay(key_delay_us)
         if db_id >= ndb:
             raise RdbError(f"FATAL: Data file was created with a Redis server configured to "
                            f"handle more than {ndb} databases. Exiting")

@@ -310,6 +310,23 @@ def test_shutdown_waits_for_the_first_base(make_server: Factory, tmp_path: Path)
     assert s.client().get("k") == b"v"
 
 
+def test_rdb_key_save_delay_keeps_a_bgsave_child_busy(make_server: Factory,
+                                                      tmp_path: Path) -> None:
+    """The hidden rdb-key-save-delay slows the child per key (Redis's tests rely on it to
+    catch a BGSAVE in progress); FLUSHALL stops that child, as Redis's does."""
+    s = make_server(f"dir {tmp_path}")
+    r = s.client()
+    assert r.config_get("rdb-key-save-delay") == {"rdb-key-save-delay": "0"}
+    r.config_set("rdb-key-save-delay", 1_000_000)  # a second per key
+    r.mset({"a": "1", "b": "2", "c": "3"})
+    assert r.bgsave()
+    assert r.info("persistence")["rdb_bgsave_in_progress"] == 1
+    r.flushall()
+    wait_until(lambda: r.info("persistence")["rdb_bgsave_in_progress"] == 0,
+               what="the child stopped")
+    assert not any(p.name.startswith("temp-") for p in tmp_path.iterdir())
+
+
 def test_save_bgsave_lastsave_and_reload(make_server: Factory, tmp_path: Path) -> None:
     s = make_server(f"dir {tmp_path}", "enable-debug-command yes")
     r = s.client()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import struct
-import time
 
 import pytest
 
@@ -40,17 +39,26 @@ def test_keyspace_round_trip_skips_expired_keys() -> None:
     assert back[3].expires == {b"ttl": 1_700_000_100_000}
 
 
-def test_key_load_delay_waits_after_each_key() -> None:
+def test_key_delays_wait_for_each_key_loaded_or_saved(monkeypatch: pytest.MonkeyPatch) -> None:
+    """key-load-delay and rdb-key-save-delay: Redis's debugDelay once per key, as sleeps."""
     ks = Keyspace(16)
     for i in range(10):
         ks[0].set(b"k%d" % i, b"v")
     data = b"".join(rdb.dump_keyspace(ks))
-    start = time.monotonic()
+    slept: list[float] = []
+    monkeypatch.setattr(rdb.time, "sleep", slept.append)
     rdb.load_into(data, Keyspace(16), 0, key_delay_us=30_000)
-    assert time.monotonic() - start >= 0.3  # 10 keys x 30 ms at least
-    start = time.monotonic()
-    rdb.load_into(data, Keyspace(16), 0, key_delay_us=-5)  # not positive: no wait
-    assert time.monotonic() - start < 0.3
+    assert slept == [0.03] * 10
+    slept.clear()
+    delayed = b"".join(rdb.dump_keyspace(ks, key_delay_us=2_000))
+    assert len(delayed) == len(data)  # the same file (its ctime field may be a second on)
+    assert slept == [0.002] * 10
+    # negative: one microsecond, once in that many keys on average (Redis's short waits)
+    slept.clear()
+    monkeypatch.setattr(rdb.random, "randrange", lambda n: 0 if n == 3 else 1)
+    rdb.debug_delay(-3)
+    rdb.debug_delay(-7)
+    assert slept == [1e-6]
 
 
 def test_checksum_is_verified_and_can_be_disabled() -> None:
