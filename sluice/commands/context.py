@@ -270,7 +270,10 @@ class Persistence(Protocol):
     def child_pid(self) -> int: ...  # the BGSAVE child, 0 when none
     rdb_saves: int  # INFO rdb_saves
     bgsave_scheduled: bool  # BGSAVE SCHEDULE waits for an AOF rewrite
-    offline_rewrite_scheduled: bool  # BGREWRITEAOF in EXEC, appendonly no: for the cron
+    offline_rewrite_scheduled: bool  # BGREWRITEAOF that must wait, appendonly no: the cron's
+
+    @property
+    def offline_rewrite(self) -> object | None: ...  # appendonly no: a rewrite child runs
 
     def save(self) -> bool: ...  # SAVE, in the foreground
     def bgsave(self) -> str | None: ...  # BGSAVE; the error text, or None

@@ -92,26 +92,24 @@ def bgsave(ctx: Context, args: Args) -> Reply:
 
 
 def bgrewriteaof(ctx: Context, args: Args) -> Reply:
+    """Redis's bgrewriteaofCommand: refused while an AOF rewrite child runs; scheduled while
+    another child (a BGSAVE) runs or inside a transaction, for the cron to start when it
+    can; else started. With ``appendonly no`` the rewrite writes a base and a manifest for
+    a later ``appendonly yes`` (Redis 7)."""
     aof = ctx.server.aof
-    if ctx.in_exec and not (aof is not None and aof.child_pid):
-        # Inside a transaction Redis only schedules it (bgrewriteaofCommand's in_exec): the
-        # cron starts it once the EXEC is over.
+    p = _persistence(ctx)
+    if aof.child_pid if aof is not None else p.offline_rewrite is not None:
+        raise CommandError("ERR Background append only file rewriting already in progress")
+    if ctx.in_exec or p.child_pid:
         if aof is not None:
             aof.rewrite_scheduled = True
         else:
-            _persistence(ctx).offline_rewrite_scheduled = True
+            p.offline_rewrite_scheduled = True
         return BG_REWRITE_SCHEDULED
-    if aof is None:  # appendonly no: a base and a manifest for a later appendonly yes
-        err = _persistence(ctx).rewrite_offline()
-        if err:
-            raise CommandError(err)
-        return BG_REWRITING
-    if aof.child_pid:
-        raise CommandError("ERR Background append only file rewriting already in progress")
-    err = aof.start_rewrite()
+    err = aof.start_rewrite() if aof is not None else p.rewrite_offline()
     if err:
         raise CommandError(err)
-    return BG_REWRITE_SCHEDULED if aof.rewrite_scheduled else BG_REWRITING
+    return BG_REWRITE_SCHEDULED if aof is not None and aof.rewrite_scheduled else BG_REWRITING
 
 
 def lastsave(ctx: Context, args: Args) -> Reply:

@@ -61,7 +61,7 @@ class Persistence:
         self.loading = False
         self.shut_down = False
         self.bgsave_scheduled = False  # BGSAVE SCHEDULE while an AOF rewrite runs
-        self.offline_rewrite_scheduled = False  # BGREWRITEAOF in EXEC with appendonly no
+        self.offline_rewrite_scheduled = False  # BGREWRITEAOF that waits, appendonly no
         # BGREWRITEAOF with appendonly no: (pid, temp file, new manifest, files to delete)
         self.offline_rewrite: tuple[int, str, fmt.Manifest, list[str]] | None = None
         self.offline_rewrites = 0
@@ -275,9 +275,8 @@ class Persistence:
         naming only it) in a child, so the directory is ready for ``appendonly yes``."""
         if self.offline_rewrite is not None:
             return "ERR Background append only file rewriting already in progress"
-        if self.child_pid:
-            return ("ERR Background save already in progress: try BGREWRITEAOF again when it "
-                    "is done")
+        if self.child_pid:  # BGREWRITEAOF schedules this case; the cron never reaches it
+            return "ERR Background save already in progress"
         directory = self.aof_dir
         name = self.config.appendfilename
         mpath = os.path.join(directory, fmt.manifest_name(name))

@@ -393,3 +393,46 @@ def test_bgrewriteaof_inside_exec_is_scheduled(tmp_dirs: tuple[Path, Path],
             server.stop()
     assert replies[0] == replies[1] == (
         b"*2\r\n+OK\r\n+Background append only file rewriting scheduled\r\n")
+
+
+@pytest.mark.parametrize("appendonly", ["no", "yes"])
+def test_bgrewriteaof_waits_for_a_bgsave_and_refuses_a_second(tmp_dirs: tuple[Path, Path],
+                                                              appendonly: str) -> None:
+    """While a BGSAVE child runs, BGREWRITEAOF is scheduled (INFO aof_rewrite_scheduled),
+    and once its own child runs a second BGREWRITEAOF is refused: the replies of both
+    servers, byte for byte (Tcl aofrw "BGREWRITEAOF is delayed if BGSAVE is in progress").
+    rdb-key-save-delay keeps each child busy; killing it lets the next one start."""
+    ours_dir, theirs_dir = tmp_dirs
+    servers = [ProcessServer(kind, ["--dir", str(d), "--appendonly", appendonly], cwd=str(d))
+               for kind, d in (("sluice", ours_dir), ("redis", theirs_dir))]
+    replies: list[list[bytes]] = []
+    try:
+        for server in servers:
+            server.start()
+            r = server.client()
+            wait_until(lambda r=r: not r.info("persistence")["aof_rewrite_in_progress"],
+                       what="the first rewrite")
+            raw = RawClient(server.port)
+            got = [raw.call("SET", "k", "v"),
+                   raw.call("CONFIG", "SET", "rdb-key-save-delay", "10000000"),
+                   raw.call("BGSAVE"), raw.call("BGREWRITEAOF")]
+            info = r.info("persistence")
+            assert (info["aof_rewrite_scheduled"], info["rdb_bgsave_in_progress"]) == (1, 1)
+            raw.call("CONFIG", "SET", "rdb-key-save-delay", "0")
+            subprocess.run(["pkill", "-9", "-P", str(server.proc.pid)], check=False)
+            wait_until(lambda r=r: r.info("persistence")["aof_rewrite_in_progress"] == 1
+                       or r.info("persistence")["aof_rewrite_scheduled"] == 0,
+                       what="the scheduled rewrite to start")
+            raw.call("CONFIG", "SET", "rdb-key-save-delay", "10000000")
+            wait_until(lambda r=r: not r.info("persistence")["aof_rewrite_in_progress"],
+                       what="the scheduled rewrite to end")
+            got += [raw.call("BGREWRITEAOF"), raw.call("BGREWRITEAOF")]
+            replies.append(got)
+            raw.call("CONFIG", "SET", "rdb-key-save-delay", "0")
+            subprocess.run(["pkill", "-9", "-P", str(server.proc.pid)], check=False)
+    finally:
+        for server in servers:
+            server.stop()
+    assert replies[0] == replies[1]
+    assert replies[0][3] == b"+Background append only file rewriting scheduled\r\n"
+    assert replies[0][5].startswith(b"-ERR Background append only file rewriting already")
