@@ -280,7 +280,9 @@ class Persistence(Protocol):
     def rewrite_offline(self) -> str | None: ...  # BGREWRITEAOF with appendonly no
     def after_flushall(self) -> None: ...  # FLUSHALL: stop a BGSAVE, save if configured
     def shutdown_save(self, save: bool | None) -> str | None: ...  # SHUTDOWN's save; error
-    def debug_reload(self) -> bool: ...  # DEBUG RELOAD: save, flush, load
+    def debug_reload(self, save: bool = True,
+                     flush: bool = True) -> str | None: ...  # DEBUG RELOAD; error text
+    def debug_loadaof(self) -> str | None: ...  # DEBUG LOADAOF; error text
 
 
 class Latency(Protocol):

@@ -2,7 +2,7 @@
 
 HELP, LOG, SLEEP, PROTOCOL (one reply of every RESP3 type, exactly as Redis sends them, for
 client tests), SET-ACTIVE-EXPIRE, PAUSE-CRON, SET-DISABLE-DENY-SCRIPTS, OBJECT, ERROR,
-POPULATE, RELOAD (when persistence offers it), CHANGE-REPL-ID, DIGEST and DIGEST-VALUE
+POPULATE, RELOAD and LOADAOF (when persistence offers them), CHANGE-REPL-ID, DIGEST and DIGEST-VALUE
 (Redis's own fingerprints of the data, digest.py). Anything else is refused with Redis's "unknown subcommand or wrong number of
 arguments" error. DEBUG is one command with its own argument checks, not a container: Redis
 declares no subcommands for it either.
@@ -108,8 +108,12 @@ def _help(ctx: Context, argv: list[bytes]) -> Reply:
         "PROTOCOL <type>",
         "    Reply with a sample value of a RESP type: string, integer, double, bignum, null,",
         "    array, set, map, attrib, push, verbatim, true or false.",
-        "RELOAD",
-        "    Save a snapshot, empty the dataset and load the snapshot back.",
+        "LOADAOF",
+        "    Write the AOF buffer to disk, empty the dataset and load the AOF files back.",
+        "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
+        "    Save a snapshot, empty the dataset and load the snapshot back. NOSAVE loads the",
+        "    snapshot on disk without saving first; NOFLUSH keeps the dataset, the keys loaded",
+        "    replacing those of the same names (MERGE is accepted: it is what Sluice does).",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    0 stops the background expiry of keys (they still expire when accessed); 1",
         "    starts it again.",
@@ -256,12 +260,30 @@ def _reload(ctx: Context, argv: list[bytes]) -> Reply:
     persistence = ctx.server.persistence
     if persistence is None:
         raise CommandError("ERR DEBUG RELOAD needs persistence, which this server lacks")
-    if len(argv) > 2:
-        raise CommandError("ERR DEBUG RELOAD options (MERGE, NOFLUSH, NOSAVE) are not "
-                           "supported by Sluice")
-    if not persistence.debug_reload():
-        raise CommandError("ERR Error trying to load the RDB dump")
-    log.warning("DB reloaded by DEBUG RELOAD")
+    save = flush = True
+    for opt in argv[2:]:
+        name = opt.upper()
+        if name == b"NOSAVE":
+            save = False
+        elif name == b"NOFLUSH":
+            flush = False
+        elif name != b"MERGE":  # MERGE: a key loaded over one still there replaces it
+            raise CommandError("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE "
+                               "options.")
+    err = persistence.debug_reload(save, flush)
+    if err:
+        raise CommandError(err)
+    log.info("DB reloaded by DEBUG RELOAD")
+    return OK
+
+
+def _loadaof(ctx: Context, argv: list[bytes]) -> Reply:
+    persistence = ctx.server.persistence
+    if persistence is None:
+        raise CommandError("ERR DEBUG LOADAOF needs persistence, which this server lacks")
+    err = persistence.debug_loadaof()
+    if err:
+        raise CommandError(err)
     return OK
 
 
@@ -280,7 +302,8 @@ _SUBCOMMANDS: dict[bytes, tuple[Callable[[Context, list[bytes]], Reply], int, in
     b"POPULATE": (_populate, 3, 5),
     b"DIGEST": (_digest, 2, 2),
     b"DIGEST-VALUE": (_digest_value, 2, 1 << 31),
-    b"RELOAD": (_reload, 2, 5),
+    b"RELOAD": (_reload, 2, 1 << 31),
+    b"LOADAOF": (_loadaof, 2, 2),
     b"CHANGE-REPL-ID": (_change_repl_id, 2, 2),
 }
 

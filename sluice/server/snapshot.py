@@ -410,15 +410,42 @@ class Persistence:
         """For SHUTDOWN [SAVE|NOSAVE]: None means go ahead; a text is the error to reply."""
         return self.shutdown(save)
 
-    def debug_reload(self) -> bool:
-        """DEBUG RELOAD: save, flush, load the snapshot back."""
-        if not self.save():
-            return False
+    def debug_reload(self, save: bool = True, flush: bool = True) -> str | None:
+        """DEBUG RELOAD: save (unless NOSAVE), empty the data set (unless NOFLUSH), load the
+        snapshot back; a key loaded over one still there replaces it (what Redis's MERGE
+        allows; without MERGE Redis stops on a duplicate). Returns an error text or None."""
+        if save and not self.save():
+            return "ERR"
+        if flush:
+            for db in self.server.keyspace.dbs:
+                db.flush()
+        try:
+            load_rdb_file(self.server, self.rdb_path)
+        except LoadError as e:
+            log.warning("DEBUG RELOAD: %s", e)
+            return "ERR Error trying to load the RDB dump, check server logs."
+        self.server.dirty = 0
+        return None
+
+    def debug_loadaof(self) -> str | None:
+        """DEBUG LOADAOF: write what the AOF buffers, empty the data set, and load the AOF
+        files the manifest on disk names. Returns an error text or None."""
+        aof = self.server.aof
+        if aof is not None:
+            aof.flush_and_sync()
         for db in self.server.keyspace.dbs:
             db.flush()
-        load_rdb_file(self.server, self.rdb_path)
+        mpath = os.path.join(self.aof_dir, fmt.manifest_name(self.config.appendfilename))
+        try:
+            with open(mpath, encoding="utf-8", errors="surrogateescape") as f:
+                manifest = fmt.Manifest.parse(f.read())
+            load_aof(self.server, self.aof_dir, manifest)
+        except (OSError, fmt.ManifestError, LoadError) as e:
+            log.warning("DEBUG LOADAOF: %s", e)
+            return "ERR Error trying to load the AOF files, check server logs."
         self.server.dirty = 0
-        return True
+        log.info("Append Only File loaded by DEBUG LOADAOF")
+        return None
 
     # -- state for dispatch and INFO ---------------------------------------------------------
 

@@ -436,3 +436,49 @@ def test_bgrewriteaof_waits_for_a_bgsave_and_refuses_a_second(tmp_dirs: tuple[Pa
     assert replies[0] == replies[1]
     assert replies[0][3] == b"+Background append only file rewriting scheduled\r\n"
     assert replies[0][5].startswith(b"-ERR Background append only file rewriting already")
+
+
+def test_debug_reload_options_and_loadaof(tmp_dirs: tuple[Path, Path]) -> None:
+    """DEBUG RELOAD [NOSAVE] [NOFLUSH], DEBUG LOADAOF, and their errors: each reply byte for
+    byte as redis-server's, and the data after each step the same (DEBUG DIGEST equal)."""
+    ours_dir, theirs_dir = tmp_dirs
+    script: list[list[str]] = [
+        ["RPUSH", "l", "a", "b"], ["HSET", "h", "f", "v"], ["SET", "t", "x", "EX", "1000"],
+        ["DEBUG", "LOADAOF"], ["DEBUG", "DIGEST"],
+        ["SET", "k", "1"], ["DEBUG", "RELOAD"], ["DEBUG", "DIGEST"],
+        ["SET", "lost", "1"], ["DEBUG", "RELOAD", "NOSAVE"], ["EXISTS", "lost"],
+        ["SET", "kept", "1"], ["DEBUG", "RELOAD", "NOSAVE", "NOFLUSH", "MERGE"],
+        ["EXISTS", "kept", "k"], ["DEBUG", "DIGEST"],
+        ["DEBUG", "RELOAD", "BOGUS"], ["DEBUG", "RELOAD", "nosave", "noflush", "merge"],
+        ["CONFIG", "SET", "appendonly", "no"], ["DEBUG", "LOADAOF"], ["DEBUG", "DIGEST"],
+    ]
+    outcomes = []
+    for kind, d in (("sluice", ours_dir), ("redis", theirs_dir)):
+        server = ProcessServer(kind, ["--dir", str(d), "--appendonly", "yes",
+                                      "--enable-debug-command", "yes"], cwd=str(d)).start()
+        try:
+            r = server.client()
+            wait_until(lambda r=r: not r.info("persistence")["aof_rewrite_in_progress"],
+                       what="the first rewrite")
+            raw = RawClient(server.port)
+            outcomes.append([raw.call(*command) for command in script])
+        finally:
+            server.stop()
+    for command, ours, theirs in zip(script, *outcomes, strict=True):
+        assert ours == theirs, (command, ours, theirs)
+    assert outcomes[0][script.index(["EXISTS", "lost"])] == b":0\r\n"
+    assert outcomes[0][script.index(["EXISTS", "kept", "k"])] == b":2\r\n"
+
+
+def test_debug_loadaof_without_an_aof_fails_as_redis(tmp_dirs: tuple[Path, Path]) -> None:
+    replies = []
+    for kind, d in (("sluice", tmp_dirs[0]), ("redis", tmp_dirs[1])):
+        server = ProcessServer(kind, ["--dir", str(d), "--enable-debug-command", "yes"],
+                               cwd=str(d)).start()
+        try:
+            raw = RawClient(server.port)
+            replies.append([raw.call("SET", "k", "v"), raw.call("DEBUG", "LOADAOF"),
+                            raw.call("DBSIZE")])
+        finally:
+            server.stop()
+    assert replies[0] == replies[1]
