@@ -583,6 +583,7 @@ class AppendOnlyFile:
 
     def kill_child(self) -> None:
         if self.child_pid:
+            log.info("Killing running AOF rewrite child: %d", self.child_pid)
             with _suppress():
                 os.kill(self.child_pid, 9)
                 os.waitpid(self.child_pid, 0)
