@@ -36,6 +36,20 @@ def parse_range_long(raw: bytes, lo: int, hi: int, msg: str | None = None) -> in
 _SPACES = frozenset(b" \t\n\v\f\r\x00")
 
 
+_MIN_ELEMENT = 6  # the shortest element of an array reply: an empty bulk string, $0\r\n\r\n
+
+
+def capped_repeats(count: int, room: int | None) -> int:
+    """How many elements a reply of ``count`` repeating picks (SRANDMEMBER, HRANDFIELD,
+    ZRANDMEMBER with a negative count) needs to build: all of them, or, when the client's
+    output room is bounded (``ctx.reply_room()``), just enough to pass it, since a reply
+    past it closes the client unsent. Redis's loops stop there too, the client flagged to
+    close; without it a count of -10^9 would build a billion-element reply first."""
+    if room is None:
+        return count
+    return min(count, room // _MIN_ELEMENT + 1)
+
+
 def has_spaces(s: bytes) -> bool:
     """Redis's ``ACLStringHasSpaces``: whitespace or NUL (not allowed in ACL user names and
     patterns)."""

@@ -610,6 +610,7 @@ class Context(Protocol):
     def tracking_prefixes(self) -> Mapping[bytes, None]: ...  # BCAST prefixes
 
     def info_line(self) -> str: ...  # its CLIENT LIST line
+    def reply_room(self) -> int | None: ...  # output left before its hard limit; None: none
     def is_local(self) -> bool: ...  # a Unix socket or loopback peer (Redis's connIsLocal)
     def set_default_auth(self) -> None: ...  # back to the default user (RESET)
 

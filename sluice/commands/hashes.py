@@ -42,7 +42,7 @@ from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.strings import LongDouble, parse_long_double, string2ll
 
 from . import errors as E
-from .args import Args, parse_int
+from .args import Args, capped_repeats, parse_int
 from .context import Command, Context, Reply, command_name
 from .errors import SYNTAX, CommandError, wrong_arity
 from .hash_common import (
@@ -387,7 +387,7 @@ def _hrandfield_count(ctx: Context, key: bytes, count: int, withvalues: bool) ->
     if h is None or _expire_all_due(ctx, key, h) or count == 0:
         return []
     if count < 0 or count == 1:
-        fields = h.random_fields(-count if count < 0 else 1)
+        fields = h.random_fields(capped_repeats(-count, ctx.reply_room()) if count < 0 else 1)
     elif count >= len(h.d):
         fields = list(h.d)
     else:

@@ -26,7 +26,7 @@ from sluice.storage.keyspace import WrongTypeError
 from sluice.storage.sets import HASHTABLE, INTSET, LISTPACK, SetValue
 from sluice.storage.strings import string2ll
 
-from .args import LONG_MAX, Args, parse_range_long
+from .args import LONG_MAX, Args, capped_repeats, parse_range_long
 from .context import Context, Reply, Settings, command_name
 from .errors import (
     LIMIT_NEGATIVE,
@@ -251,7 +251,7 @@ def srandmember(ctx: Context, args: Args) -> Reply:
         s = _get(ctx, argv[1])
         if s is None or n == 0:
             return []
-        return s.random_members(abs(n), n > 0)
+        return s.random_members(n if n > 0 else capped_repeats(-n, ctx.reply_room()), n > 0)
     if len(argv) > 3:
         raise CommandError(SYNTAX)
     s = _get(ctx, argv[1])

@@ -52,7 +52,7 @@ from sluice.storage.zsets import (
     ZSetValue,
 )
 
-from .args import LONG_MAX, Args, parse_range_long
+from .args import LONG_MAX, Args, capped_repeats, parse_range_long
 from .context import Context, Reply, Settings, command_name
 from .errors import (
     COUNT_POSITIVE,
@@ -511,7 +511,7 @@ def zrandmember(ctx: Context, args: Args) -> Reply:
         z = get_zset(ctx, argv[1])
         if z is None or n == 0:
             return []
-        entries = z.random_entries(abs(n), n > 0)
+        entries = z.random_entries(n if n > 0 else capped_repeats(-n, ctx.reply_room()), n > 0)
         return with_scores(entries, ctx.resp3) if withscores else members_of(entries)
     z = get_zset(ctx, argv[1])
     return None if z is None else z.random_entry()[1]

@@ -47,6 +47,7 @@ from .config import Config
 from .dispatch import call, exec_queued, is_plain, reject, run_batch, script_call
 from .hotkeys import Hotkeys
 from .latency import LatencyMonitor
+from .limits import check_output_buffer
 from .memory import Memory
 from .notify import apply_flags, notify_keyspace_event
 from .pause import ClientPause
@@ -98,6 +99,9 @@ class Server:
         self.pending_writes: list[Client] = []  # clients with output to flush
         # Clients with a query buffer of their own, in the order the cron visits them.
         self.query_buffers: dict[Client, None] = {}
+        # Clients whose transport holds output they have not taken: the cron checks their
+        # output buffer limits (a soft limit can expire while no reply is added).
+        self.backlogged: dict[Client, None] = {}
         self.unblocked_clients: list[Client] = []  # clients whose input must be resumed
         self.watches = Watches(self.keyspace.clock)  # WATCH (watch.py)
         self.watched_keys = self.watches.keys  # the same dict: key_modified's test
@@ -318,12 +322,17 @@ class Server:
         self.stats["total_connections_received"] += 1
         return client
 
-    def close_client(self, client: Client) -> None:
+    def close_client(self, client: Client, abort: bool = False) -> None:
+        """Close a client's connection: after what the transport holds is sent, or at once
+        with it dropped (``abort``: a client over its output limits)."""
         if client.closed:
             return
         client.closed = True
         if client.transport is not None:
-            client.transport.close()
+            if abort:
+                client.transport.abort()
+            else:
+                client.transport.close()
         self.unlink_client(client)
 
     def unlink_client(self, client: Client) -> None:
@@ -334,6 +343,7 @@ class Server:
         self.blocking.disconnect(client)
         self.unwatch_all(client)
         self.query_buffers.pop(client, None)
+        self.backlogged.pop(client, None)
         if client.tracking:
             self.tracking.disable(client)
         if self.current_client is client:
@@ -386,10 +396,17 @@ class Server:
                 break
             if not reader.pending():
                 return  # the common case: the input ended on a request boundary
-        if reader.pending() > self.config.client_query_buffer_limit:
-            log.warning("Closing client that reached max query buffer length (qbuf=%d)",
-                        reader.pending())
-            self.close_client(client)
+
+    def query_buffer_over_limit(self, client: Client) -> bool:
+        """After a read, as Redis's readQueryFromClient: a client whose unparsed input and
+        queued MULTI arguments pass client-query-buffer-limit is closed (True)."""
+        used = client.reader.pending() + (client.multi_bytes() if client.multi else 0)
+        if used <= self.config.client_query_buffer_limit:
+            return False
+        log.warning("Closing client that reached max query buffer length (qbuf=%d)", used)
+        self.stats["client_query_buffer_limit_disconnections"] += 1
+        self.close_client(client)
+        return True
 
     def call_unblocked(self, client: Client, cmd: Command, argv: list[bytes]) -> None:
         """Re-run a blocked client's command (the table entry it blocked in), after the
@@ -658,6 +675,17 @@ class Server:
             if client.reader.resize((now - client.last_ms) // 1000):
                 owners[client] = None
 
+    def _check_backlogged_clients(self) -> None:
+        """The output buffer limits of clients that have not taken all their output, as
+        Redis's clientsCron checks them: a soft limit expires without new replies."""
+        for client in list(self.backlogged):
+            t = client.transport
+            if t is None or client.closed or not t.get_write_buffer_size():
+                del self.backlogged[client]
+                client.obuf_soft_since = 0.0
+            elif check_output_buffer(client, t):
+                self.backlogged.pop(client, None)
+
     def _schedule_cron(self) -> None:
         self._cron = self.loop.call_later(1.0 / self.config.hz, self.cron)
 
@@ -671,6 +699,8 @@ class Server:
             self.keyspace.access.counting = False  # no command runs: lookups are ours
             if self.query_buffers:
                 self._resize_query_buffers()
+            if self.backlogged:
+                self._check_backlogged_clients()
             self.memory.refresh()  # buffers, peak, the eviction threshold
             if self.config.maxmemory_clients:
                 self.memory.evict_clients()

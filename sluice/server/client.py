@@ -27,7 +27,7 @@ from sluice.protocol import Push, Replies, RequestReader
 from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import Database
 
-from .limits import check_output_buffer
+from .limits import check_output_buffer, hard_limit, output_used
 from .notify import notify_keyspace_event
 from .security import is_local_peer
 
@@ -50,7 +50,7 @@ class Client:
         "lib_name", "lib_ver", "user", "authenticated", "addr", "laddr", "created_ms",
         "last_ms", "argv", "cmd", "multi", "multi_error", "watched", "dirty_cas", "in_exec",
         "bstate", "reply_mode", "closing", "closed", "paused_reading", "no_evict", "no_touch",
-        "obuf_soft_since",
+        "obuf_soft_since", "iter_out", "_multi_mem",
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
         "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo", "deferred_pushes",
         "blocked_usec", "net_input_bytes", "net_output_bytes", "commands_processed",
@@ -94,6 +94,12 @@ class Client:
         self.monitor = False
         self.unblocked = False  # queued on server.unblocked_clients
         self.obuf_soft_since = 0.0  # monotonic time the output buffer went over its soft limit
+        # Replies handed to the transport mid-pipeline in this loop iteration: Redis would
+        # still hold them (it writes once per iteration), so the output limits count them.
+        self.iter_out = 0
+        # (the MULTI queue measured, how many of its commands, their arguments' bytes):
+        # multi_bytes adds only what was queued since (a new MULTI is a new list).
+        self._multi_mem: tuple[object, int, int] = (None, 0, 0)
         self.postponed: list[bytes] | None = None  # a command held by CLIENT PAUSE
         # Subscriptions, ordered sets (server/pubsub.py keeps the other side).
         self.pubsub_channels: dict[bytes, None] = {}
@@ -216,11 +222,18 @@ class Client:
         if not self.pending_write:
             self.queue_write()
 
-    def flush(self) -> None:
-        """Hand the buffered replies to the transport in one write."""
+    def flush(self, final: bool = True) -> None:
+        """Hand the buffered replies to the transport in one write; ``final`` at the end of
+        the loop iteration, else mid-pipeline. A client whose output is over its class's
+        limits is closed instead, its replies dropped (limits.py)."""
         self.pending_write = False
         t = self.transport
         if self.out and t is not None and not self.closed:
+            if check_output_buffer(self, t) or (not final and hard_limit(self)):
+                # Closed; or kept until the iteration ends, as Redis writes once per
+                # iteration: a reply over the limit must not be partly sent (the hard limit
+                # bounds what is kept).
+                return
             # A fresh buffer rather than clear(): the transport may keep a view of this one.
             t.write(self.out)
             n = len(self.out)
@@ -229,10 +242,36 @@ class Client:
             stats["total_net_output_bytes"] += n
             stats["total_writes_processed"] += 1
             self.out = bytearray()
-            if t.get_write_buffer_size():  # not all sent: check the output buffer limits
-                check_output_buffer(self, t)
+            self.iter_out = 0 if final else self.iter_out + n
+            if t.get_write_buffer_size():  # not all sent: the cron watches its soft limit
+                self.server.backlogged[self] = None
         if self.closing and not self.closed:
             self.server.close_client(self)
+
+    def multi_bytes(self) -> int:
+        """The bytes of the arguments queued by MULTI (Redis's ``argv_len_sums``)."""
+        queue = self.multi
+        if not queue:
+            return 0
+        seen, n, total = self._multi_mem
+        if seen is not queue:
+            n = total = 0
+        for _, argv in queue[n:]:
+            total += sum(map(len, argv))
+        self._multi_mem = (queue, len(queue), total)
+        return total
+
+    def reply_room(self) -> int | None:
+        """Bytes of output this client may still get before the hard limit of its class
+        closes it (None: no limit). A command that would build a reply without end (a
+        repeating random pick with a huge count) stops past it, as Redis's stops once the
+        client is flagged to close."""
+        hard = hard_limit(self)
+        if not hard or self.is_script:
+            return None
+        t = self.transport
+        used = output_used(self, t) if t is not None else len(self.out)
+        return max(hard - used, 0)
 
     @property
     def blocked(self) -> bool:
@@ -254,13 +293,16 @@ class Client:
         ) if on) or "N"
         cmd = self.cmd.name if self.cmd else "NULL"
         multi = len(self.multi) if self.multi is not None else -1
-        multi_mem = sum(len(a) for _, argv in self.multi or () for a in argv)
+        multi_mem = self.multi_bytes()
         argv_mem = sum(len(a) for a in self.argv)
         qbuf = self.reader.pending()
         qbuf_free = self.reader.free()
         sock = self.transport.get_extra_info("socket") if self.transport is not None else None
         fd = sock.fileno() if sock is not None else -1
-        omem = len(self.out)
+        # Output not received yet: replies not handed over, and the transport's buffer (the
+        # part the kernel would not take), which the output buffer limits count too.
+        omem = len(self.out) + (self.transport.get_write_buffer_size()
+                                if self.transport is not None else 0)
         return (
             f"id={self.id} addr={self.addr} laddr={self.laddr} fd={fd} "
             f"name={self.name.decode(errors='replace')} age={(now - self.created_ms) // 1000} "
@@ -269,7 +311,8 @@ class Client:
             f"ssub={len(self.pubsub_shard_channels)} multi={multi} watch={len(self.watched)} "
             f"qbuf={qbuf} qbuf-free={qbuf_free} "
             f"argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
-            f"tot-mem={omem + qbuf + qbuf_free + argv_mem + multi_mem} events=r cmd={cmd} user={self.user} "
+            f"tot-mem={omem + qbuf + qbuf_free + argv_mem + multi_mem} "
+            f"events={'rw' if omem else 'r'} cmd={cmd} user={self.user} "
             f"redir={self.tracking_redirect if self.tracking else -1} "
             f"resp={3 if self.resp3 else 2} "
             f"lib-name={self.lib_name.decode(errors='replace')} "

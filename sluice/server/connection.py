@@ -130,7 +130,7 @@ class ClientProtocol(asyncio.BufferedProtocol):
         stats["total_net_input_bytes"] += nbytes
         stats["total_reads_processed"] += 1  # one read event: Redis's readQueryFromClient
         try:
-            if client.bstate is None:
+            if not server.query_buffer_over_limit(client) and client.bstate is None:
                 server.process_input(client)
         finally:
             if reader.end_read():

@@ -177,7 +177,7 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             plain = server.plain_names if _checks_pass(server, client) else _NO_COMMANDS
             evicting = server.config.maxmemory
         if len(client.out) > FLUSH_CHUNK:
-            client.flush()  # a client not reading its replies gets paused (limits.py)
+            client.flush(final=False)  # a client not reading gets paused (limits.py)
             client.queue_write()
         start = _perf_ns()  # what ran since the last command is none of the next one's time
         if (client.bstate is not None or client.postponed is not None or client.closing

@@ -33,14 +33,30 @@ FLUSH_CHUNK = 64 * 1024  # unsent replies handed to the transport mid-pipeline
 HIGH_WATER = 256 * 1024  # transport buffer above which a client is paused
 
 
+def hard_limit(client: Client) -> int:
+    """The hard output buffer limit of the client's class, 0 for none."""
+    limits = client.server.config.client_output_buffer_limit
+    hard: int = limits.get(client.kind, limits["normal"])[0]
+    return hard
+
+
+def output_used(client: Client, transport: Any) -> int:
+    """The output ``client`` has not received, as Redis counts its reply buffers: what the
+    transport holds, the replies not handed to it, and those handed to it mid-pipeline in
+    this loop iteration (Redis writes once per iteration, so it would still hold them)."""
+    buffered: int = transport.get_write_buffer_size()
+    return buffered + len(client.out) + client.iter_out
+
+
 def check_output_buffer(client: Client, transport: Any) -> bool:
-    """Close ``client`` if its output buffer is over its class's limits; True if closed."""
+    """Close ``client`` if its output buffer is over its class's limits; True if closed.
+    It is closed without being sent what it has not received, as Redis frees it."""
     server = client.server
     limits = server.config.client_output_buffer_limit
     hard, soft, soft_seconds = limits.get(client.kind, limits["normal"])
     if not hard and not soft:
         return False
-    used = transport.get_write_buffer_size() + len(client.out)
+    used = output_used(client, transport)
     over = bool(hard) and used >= hard
     if soft and used >= soft:
         now = time.monotonic()
@@ -54,6 +70,7 @@ def check_output_buffer(client: Client, transport: Any) -> bool:
         log.warning("Client %s scheduled to be closed ASAP for overcoming of output buffer "
                     "limits.", client.info_line())
         server.stats["client_output_buffer_limit_disconnections"] += 1
-        server.close_client(client)
+        client.out = bytearray()
+        server.close_client(client, abort=True)
     return over
 
