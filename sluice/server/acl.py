@@ -107,7 +107,8 @@ class AclManager:
         cfg = server.config
         self.update_default_password(cfg.requirepass)
         cfg.on_change("requirepass", self.update_default_password)
-        cfg.on_change("acllog-max-len", lambda _v: self._trim_log())
+        # acllog-max-len takes effect at the next entry, not at once (Redis has no apply
+        # function for it: lowering it keeps the log until something is logged).
         self.load_at_startup()
 
     # -- the hooks dispatch and connections use -------------------------------------------
@@ -197,7 +198,7 @@ class AclManager:
                 return (b"Error in ACL SETUSER modifier '" + _c_str(op) + b"': "
                         + str(e).encode())
         if existing is not None:
-            self._kill_revoked_subscribers(existing, temp, None)
+            self._kill_revoked_subscribers(existing, temp, self.server.current_client)
             existing.assign(temp)
         else:
             self.users[key] = temp
@@ -250,7 +251,10 @@ class AclManager:
             self._trim_log()
             return
         now = self.server.keyspace.clock.now_ms()
-        entry = LogEntry(reason, context, obj, username, now, client.info_line().encode(),
+        # The client info is the network client's whose command is running (a script's
+        # caller, EXEC's client), as Redis's addACLLogEntry takes server.current_client.
+        real = self.server.current_client or client
+        entry = LogEntry(reason, context, obj, username, now, real.info_line().encode(),
                          self.log_next_id)
         for i, old in enumerate(self.log[:10]):  # Redis scans only the 10 newest entries
             if old.same_event(entry):

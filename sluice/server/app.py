@@ -416,6 +416,7 @@ class Server:
         if denied is None and self.disk_error is not None and cmd.flags & F.WRITE:
             denied = CommandError(self.disk_error)
         if denied is not None:
+            client.blocked_usec = 0  # never done: its runs' time is not counted
             reject(self, client, denied, cmd)
             return
         previous = self.current_client

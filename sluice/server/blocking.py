@@ -323,6 +323,7 @@ class BlockingManager:
         cmd = state.cmd
         if cmd is not None:
             cmd.calls += 1
+            cmd.usec += client.blocked_usec
             cmd.hist[level_of(client.blocked_usec)] += 1
             client.commands_processed += 1
             if type(reply) is ErrorReply:

@@ -50,7 +50,7 @@ class Client:
         "lib_name", "lib_ver", "user", "authenticated", "addr", "laddr", "created_ms",
         "last_ms", "argv", "cmd", "multi", "multi_error", "watched", "dirty_cas", "in_exec",
         "bstate", "reply_mode", "closing", "closed", "paused_reading", "no_evict", "no_touch",
-        "obuf_soft_since", "iter_out", "_multi_mem",
+        "obuf_soft_since", "iter_out", "_multi_mem", "exec_cmd",
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
         "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo", "deferred_pushes",
         "blocked_usec", "net_input_bytes", "net_output_bytes", "commands_processed",
@@ -97,6 +97,9 @@ class Client:
         # Replies handed to the transport mid-pipeline in this loop iteration: Redis would
         # still hold them (it writes once per iteration), so the output limits count them.
         self.iter_out = 0
+        # EXEC's row while its queued commands run: CLIENT LIST's cmd= stays "exec" (Redis's
+        # lastcmd), whatever command of the transaction is running.
+        self.exec_cmd: Command | None = None
         # (the MULTI queue measured, how many of its commands, their arguments' bytes):
         # multi_bytes adds only what was queued since (a new MULTI is a new list).
         self._multi_mem: tuple[object, int, int] = (None, 0, 0)
@@ -291,7 +294,8 @@ class Client:
             ("B", bool(self.tracking & 4)), ("d", self.dirty_cas), ("c", self.closing), ("u", self.unblocked),
             ("U", self.addr.startswith("/")), ("e", self.no_evict), ("T", self.no_touch),
         ) if on) or "N"
-        cmd = self.cmd.name if self.cmd else "NULL"
+        last = self.exec_cmd or self.cmd
+        cmd = last.name if last else "NULL"
         multi = len(self.multi) if self.multi is not None else -1
         multi_mem = self.multi_bytes()
         argv_mem = sum(len(a) for a in self.argv)

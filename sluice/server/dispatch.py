@@ -154,11 +154,11 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             start = end
             if reply is not BLOCKED:  # counted once, when it is done (see call)
                 cmd.calls += 1
+                cmd.usec += duration
                 cmd.hist[LEVEL_OF_USEC[duration] if duration < SMALL else level_of(duration)] += 1
                 client.commands_processed += 1
             else:
                 client.blocked_usec += duration
-            cmd.usec += duration
             if (type(reply) is ErrorReply or duration >= server.slow_threshold_us
                     or server.monitors or (server.aof is not None
                                            and (server.dirty > dirty or client.propagate_argv))):
@@ -389,12 +389,11 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
     duration = (_perf_ns() - start) // 1000
     if server.tracking.count and cmd.flags & F.READONLY:
         remember_reads(server, cmd, argv)
-    cmd.usec += duration
     if reply is not BLOCKED:
         # A command that blocks is counted once, when it is done: by the re-run that serves
-        # it, or on timeout or CLIENT UNBLOCK (BlockingManager.unblock_client). Its time is
-        # counted every time it runs, and the slow log sees the runs' sum once, at the end,
-        # as Redis adds up a blocked command's duration.
+        # it, or on timeout or CLIENT UNBLOCK (BlockingManager.unblock_client). The time of
+        # its runs is added up and counted then too (commandstats, the slow log), as Redis's
+        # c->duration; a re-run refused (ACL, MISCONF) drops it (rejected_calls counts it).
         cmd.calls += 1
         if client.is_script:  # a script's commands count for the client running it (tot-cmds)
             run = server.scripting.running
@@ -405,6 +404,7 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
         if client.blocked_usec:
             duration += client.blocked_usec
             client.blocked_usec = 0
+        cmd.usec += duration
         cmd.hist[LEVEL_OF_USEC[duration] if duration < SMALL else level_of(duration)] += 1
         if server.hotkeys_tracking is not None and not rerun:  # HOTKEYS (one test without)
             # (a served blocked command is not counted: Redis re-runs it nested)
@@ -534,6 +534,7 @@ def exec_queued(server: Server, client: Client) -> Reply:
     # After the transaction the client's last command is EXEC again (CLIENT LIST's cmd=),
     # as Redis's execCommand restores it: ``call`` sets it for each queued command.
     exec_cmd, exec_argv = client.cmd, client.argv
+    client.exec_cmd = exec_cmd
     offset = server.repl.master_repl_offset
     hotkeys = server.hotkeys
     synced = server.hotkeys_tracking is not None  # HOTKEYS' bytes of this EXEC are current
@@ -564,6 +565,7 @@ def exec_queued(server: Server, client: Client) -> Reply:
         if froze:
             clock.thaw()
         client.in_exec = False
+        client.exec_cmd = None
         client.cmd, client.argv = exec_cmd, exec_argv
     if client.reply_mode != REPLY_ON:
         # CLIENT REPLY OFF drops EXEC's reply, but not the (UN)SUBSCRIBE confirmations in

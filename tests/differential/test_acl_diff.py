@@ -388,3 +388,95 @@ def test_a_blocked_command_is_checked_again_when_rerun(pair: Pair) -> None:
     assert norm(parse(ours, pair.protocol)) == norm(parse(theirs, pair.protocol))
     assert ours.startswith(b"-NOPERM")
     pair.same("XPENDING", "s", "g")
+
+
+def _entry(raw: Any) -> dict[bytes, Any]:
+    return raw if isinstance(raw, dict) else dict(zip(raw[::2], raw[1::2], strict=True))
+
+
+def _cmd_field(client_info: bytes) -> bytes:
+    return next(f for f in client_info.split() if f.startswith(b"cmd="))
+
+
+def test_acl_log_client_info_names_the_command_the_client_sent(pair: Pair) -> None:
+    """A denial inside EXEC or inside a script is logged with the client info of the
+    network client running it, whose command is EXEC or EVAL (Redis's current_client and
+    lastcmd), not the denied command or the script's own client."""
+    pair.same("ACL", "LOG", "RESET")
+    pair.setuser("ant", "on", ">pw", "+@all", "~*")
+    a, b = pair.login("ant", "pw")
+    for c in (a, b):
+        c.call("MULTI")
+        c.call("INCR", "object:1")
+    pair.setuser("ant", "-incr")
+    for c in (a, b):
+        c.call("EXEC")
+        c.call("EVAL", "redis.call('incr','foo')", "0")
+    logs = [parse(c.call("ACL", "LOG"), pair.protocol) for c in (pair.a, pair.b)]
+    for log in logs:
+        lua, multi = _entry(log[0]), _entry(log[1])
+        assert (lua[b"context"], multi[b"context"]) == (b"lua", b"multi")
+        assert _cmd_field(lua[b"client-info"]) == b"cmd=eval"
+        assert _cmd_field(multi[b"client-info"]) == b"cmd=exec"
+        assert b"addr=lua" not in lua[b"client-info"]
+
+
+def test_lowering_acllog_max_len_keeps_the_log_until_the_next_entry(pair: Pair) -> None:
+    pair.same("ACL", "LOG", "RESET")
+    pair.setuser("few", "on", ">pw", "-@all")
+    a, b = pair.login("few", "pw")
+    for command in (["GET", "a"], ["INCR", "b"], ["LLEN", "c"]):  # three distinct entries
+        for c in (a, b):
+            c.call(*command)
+    try:
+        pair.same("CONFIG", "SET", "acllog-max-len", "1")
+        assert [len(parse(c.call("ACL", "LOG"), pair.protocol)) for c in (pair.a, pair.b)] \
+            == [3, 3]
+        for c in (a, b):
+            c.call("DECR", "d")  # the next entry trims the log to the new length
+        assert [len(parse(c.call("ACL", "LOG"), pair.protocol)) for c in (pair.a, pair.b)] \
+            == [1, 1]
+    finally:
+        pair.same("CONFIG", "SET", "acllog-max-len", "128")
+
+
+def test_a_rejected_rerun_counts_no_time(pair: Pair) -> None:
+    """A blocked BLPOP whose user loses the command before the re-run: one rejected call,
+    no completed call and no microseconds in commandstats, on both servers."""
+    pair.same("CONFIG", "RESETSTAT")
+    pair.setuser("blocker", "on", ">pw", "+@all", "~*")
+    a, b = pair.login("blocker", "pw")
+    for c in (a, b):
+        c.send("BLPOP", "list1", "0")
+    for c in (pair.a, pair.b):
+        wait_until(lambda c=c: b"blocked_clients:1" in c.call("INFO", "clients"))
+    pair.setuser("blocker", "-blpop")
+    pair.raw("RPUSH", "list1", "v")
+    for c in (a, b):
+        assert c.read_reply().startswith(b"-NOPERM")
+    stats = [c.call("INFO", "commandstats") for c in (pair.a, pair.b)]
+    for text in stats:
+        line = re.search(rb"cmdstat_blpop:(\S+)", text)
+        assert line is not None
+        assert re.match(rb"calls=0,usec=0,usec_per_call=0\.00,rejected_calls=1,failed_calls=0$",
+                        line[1]), line[1]
+    pair.raw("DEL", "list1")
+
+
+def test_a_subscriber_revoking_its_own_channel_gets_its_reply_then_is_closed(
+        servers: tuple[ThreadedServer, ProcessServer]) -> None:
+    replies = []
+    for server in servers:
+        admin = RawClient(server.port)
+        admin.call("ACL", "SETUSER", "psuser", "on", ">pspass", "+@all", "~*",
+                   "resetchannels", "&foo:1")
+        sub = RawClient(server.port, 3)
+        sub.call("AUTH", "psuser", "pspass")
+        sub.call("SUBSCRIBE", "foo:1")
+        got = sub.call("ACL", "SETUSER", "psuser", "resetchannels")
+        sub.sock.settimeout(5)
+        replies.append((got, sub.sock.recv(100)))  # b"": closed after the reply
+        admin.call("ACL", "DELUSER", "psuser")
+        admin.close()
+        sub.close()
+    assert replies[0] == replies[1] == (b"+OK\r\n", b"")
