@@ -116,7 +116,6 @@ DECR_OVERFLOW = "ERR decrement would overflow"
 OFFSET_OUT_OF_RANGE = "ERR offset is out of range"
 INCR_NAN = "ERR increment would produce NaN or Infinity"
 INVALID_CURSOR = "ERR invalid cursor"
-UNKNOWN_TYPE_NAME = "ERR unknown type name '%s'"
 INVALID_FIRST_DB = "ERR invalid first DB index"
 INVALID_SECOND_DB = "ERR invalid second DB index"
 LFU_NOT_SELECTED = (
