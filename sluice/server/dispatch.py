@@ -256,6 +256,11 @@ def _process_command(server: Server, client: Client, argv: list[bytes]) -> None:
     if server.config.maxmemory and _out_of_memory(server, client, cmd, argv, flags):
         reject(server, client, CommandError(OOM), cmd)
         return
+    if server.tracking.count:
+        # Keep the tracking table within tracking-table-max-keys before each command, as
+        # Redis's processCommand (the cron does too, for clients on the short path, which
+        # cannot add keys to it: their tracking is off).
+        server.tracking.limit(server.config.tracking_table_max_keys)
     if server.disk_error is not None and (flags & F.WRITE or cmd.name == "ping"):
         # Redis's writeCommandsDeniedByDiskError: refuse writes (and PING) until the disk heals
         reject(server, client, CommandError(server.disk_error), cmd)

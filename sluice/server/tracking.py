@@ -135,10 +135,12 @@ class Tracking:
                     ids[cid] = None
                     self.items += 1
 
-    def invalidate_key(self, key: bytes, bcast: bool = True) -> None:
-        """``trackingInvalidateKey``: ``key`` changed (or is evicted from the table)."""
+    def invalidate_key(self, key: bytes, bcast: bool = True, in_command: bool = True) -> None:
+        """``trackingInvalidateKey``: ``key`` changed (or is evicted from the table). The
+        current client's own message waits for its reply only while a command runs
+        (``in_command``; Redis's CLIENT_EXECUTING_COMMAND)."""
         server = self.server
-        current = server.current_client
+        current = server.current_client if in_command else None
         if bcast and self.prefixes:
             for prefix, state in self.prefixes.items():
                 if key.startswith(prefix):
@@ -235,7 +237,7 @@ class Tracking:
             if effort <= 0:
                 break
             effort -= 1
-            self.invalidate_key(key, bcast=False)
+            self.invalidate_key(key, bcast=False, in_command=False)
             if len(table) <= max_keys:
                 self._effort = 0
                 return

@@ -87,3 +87,33 @@ def test_flushall_in_a_script_is_not_counted_as_lazy_free(ports: tuple[int, int]
         got.append(int(info.split(b"lazyfreed_objects:")[1].split(b"\r")[0]))
         c.close()
     assert got[0] == got[1] == 0
+
+
+def test_tracking_table_limit_applies_before_a_queued_command() -> None:
+    """tracking-table-max-keys lowered while the cron is paused: the next command of the
+    tracking client (queued in MULTI) first trims the table, so the invalidation comes
+    before QUEUED, as Redis's processCommand trims before running anything (Tcl tracking
+    "Regression test for #11715"). The same bytes from both servers."""
+    require_redis_server()
+    servers = (ThreadedServer(["enable-debug-command yes"]).start(),
+               ProcessServer("redis", ["--enable-debug-command", "yes"]).start())
+    got = []
+    try:
+        for server in servers:
+            r, rd = RawClient(server.port), RawClient(server.port, 3)
+            r.call("CONFIG", "SET", "tracking-table-max-keys", "2")
+            r.call("DEBUG", "PAUSE-CRON", "1")
+            rd.call("CLIENT", "TRACKING", "on")
+            rd.call("MGET", "1{tag}", "2{tag}")
+            rd.call("MULTI")
+            r.call("CONFIG", "SET", "tracking-table-max-keys", "1")
+            rd.send("PING")
+            rd.send("EXEC")
+            frames = [rd.read_reply() for _ in range(3)]
+            got.append(frames)
+            r.call("DEBUG", "PAUSE-CRON", "0")
+    finally:
+        for server in servers:
+            server.stop()
+    assert got[0] == got[1]
+    assert got[0][0].startswith(b">2\r\n$10\r\ninvalidate\r\n") and got[0][1] == b"+QUEUED\r\n"
