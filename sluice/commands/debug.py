@@ -33,6 +33,7 @@ from sluice.protocol import (
     SimpleString,
     Verbatim,
 )
+from sluice.storage.rdb import SaveOptions, encode_value
 
 from .args import Args, parse_int
 from .context import Context, Reply
@@ -214,10 +215,19 @@ def _object(ctx: Context, argv: list[bytes]) -> Reply:
     encoding = db.encoding(key, value)
     refcount = db.refcount(key, value)
     idle = db.idle_seconds(key)
-    length = len(value) if isinstance(value, (bytes, list, dict, set)) else 1
-    lru = int(time.time()) & 0xFFFFFF
+    # serializedlength: the bytes the value takes in an RDB file (rdbSavedObjectLen)
+    length = len(encode_value(value, SaveOptions(ctx.server.config.rdbcompression))[1])
+    extra = b""
+    ql = getattr(value, "ql", None) if encoding == b"quicklist" else None
+    if ql is not None and ql.nodes:  # as Redis's: the quicklist's shape and settings
+        extra = b" ql_nodes:%d ql_avg_node:%.2f ql_listpack_max:%d ql_compressed:%d " \
+                b"ql_uncompressed_size:%d" % (
+                    len(ql.nodes), len(value) / len(ql.nodes), ql.fill, ql.compress != 0,
+                    sum(n.sz for n in ql.nodes))
+    # lru: the key's own 24-bit access word (LRU clock seconds, or LFU data), as o->lru
     return SimpleString(b"Value at:0x%x refcount:%d encoding:%s serializedlength:%d lru:%d "
-                        b"lru_seconds_idle:%d" % (id(value), refcount, encoding, length, lru, idle))
+                        b"lru_seconds_idle:%d%s" % (id(value), refcount, encoding, length,
+                                                    db.word(key), idle, extra))
 
 
 def _digest(ctx: Context, argv: list[bytes]) -> Reply:

@@ -38,6 +38,7 @@ from sluice.scripting.runner import Scripting
 from sluice.storage import valuesize  # noqa: F401  (registers the value types' sizes)
 from sluice.storage.hashes import active_expire_fields
 from sluice.storage.keyspace import Clock, Database, Keyspace
+from sluice.storage.quicklist import Quicklist
 
 from . import info, listen
 from .acl import AclManager
@@ -215,7 +216,14 @@ class Server:
             # file's smaller value stands, as there)
             config.repl_backlog_size = max(value, 16 * 1024)
 
+        def list_compress_depth(value: int) -> None:
+            # new quicklists record it (DEBUG OBJECT's ql_compressed); process-wide, as
+            # Redis's server.list_compress_depth
+            Quicklist.default_compress = value
+
         config.on_change("hz", hz)
+        config.on_change("list-compress-depth", list_compress_depth)
+        list_compress_depth(config.list_compress_depth)
         config.on_change("repl-backlog-size", repl_backlog_size)
         config.on_change("proto-max-bulk-len", proto_max_bulk_len)
         config.on_change("loglevel", loglevel)

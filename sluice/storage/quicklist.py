@@ -113,12 +113,18 @@ def _islice(items: deque[bytes], start: int, stop: int) -> Iterator[bytes]:
 
 
 class Quicklist:
-    """The nodes of a quicklist-encoded list, head first, and the fill it was created with."""
+    """The nodes of a quicklist-encoded list, head first, and the fill and compress depth it
+    was created with (Sluice stores no node compressed: the depth is only reported)."""
 
-    __slots__ = ("nodes", "fill", "max_sz", "max_count")
+    __slots__ = ("nodes", "fill", "max_sz", "max_count", "compress")
+
+    # list-compress-depth, kept by the server: a new quicklist takes the value in force,
+    # as Redis's quicklistCreate takes server.list_compress_depth (DEBUG OBJECT shows it).
+    default_compress = 0
 
     def __init__(self, fill: int, nodes: Iterable[Node] = ()) -> None:
         self.nodes: deque[Node] = deque(nodes)
+        self.compress = Quicklist.default_compress
         self.set_fill(fill)
 
     def set_fill(self, fill: int) -> None:
@@ -127,8 +133,10 @@ class Quicklist:
         self.max_sz, self.max_count = fill_limits(self.fill)  # node limits, cached
 
     def copy(self) -> Quicklist:
-        """``quicklistDup``: the same nodes and fill."""
-        return Quicklist(self.fill, (Node(n.count, n.sz, n.plain) for n in self.nodes))
+        """``quicklistDup``: the same nodes, fill and compress depth."""
+        dup = Quicklist(self.fill, (Node(n.count, n.sz, n.plain) for n in self.nodes))
+        dup.compress = self.compress
+        return dup
 
     def shape(self) -> list[tuple[int, int, bool]]:
         """``(count, sz, plain)`` per node, head first (for tests and DEBUG)."""

@@ -263,3 +263,29 @@ def test_quicklist_nodes_match(make_server: Callable[..., ThreadedServer],
     finally:
         theirs.config_set("list-max-listpack-size", -2)
         theirs.flushall()
+
+
+def test_debug_object_reports_the_quicklist_as_redis(make_server: Callable[..., ThreadedServer],
+                                                     debug_reference: ProcessServer) -> None:
+    """DEBUG OBJECT's quicklist fields (nodes, average node, fill, compress depth at
+    creation, uncompressed size): the same from both servers, for a list made under one
+    fill and depth and read after the settings changed (Tcl sort "SORT STORE quicklist
+    with the right options" relies on them)."""
+    ours, theirs = make_server("enable-debug-command yes").client(), debug_reference.client()
+    fields = []
+    try:
+        for r in (ours, theirs):
+            r.delete("l", "sorted")
+            r.config_set("list-max-listpack-size", -1)
+            r.config_set("list-compress-depth", 12)
+            r.rpush("l", *[str(i) * 50 for i in range(300)])
+            r.sort("l", store="sorted", alpha=True)
+            r.config_set("list-compress-depth", 0)
+            r.config_set("list-max-listpack-size", -2)
+            infos = [r.execute_command("DEBUG", "OBJECT", k).decode() for k in ("l", "sorted")]
+            fields.append([re.findall(r"(?:encoding|ql_\w+):\S+", i) for i in infos])
+    finally:
+        theirs.config_set("list-compress-depth", 0)
+        theirs.config_set("list-max-listpack-size", -2)
+    assert fields[0] == fields[1]
+    assert "ql_compressed:1" in fields[0][0] and "ql_listpack_max:-1" in fields[0][1]

@@ -438,6 +438,31 @@ def test_debug_subcommands(ar: redis.Redis, admin: ThreadedServer) -> None:
     assert help_lines[0].startswith(b"DEBUG <subcommand>") and help_lines[-2] == b"HELP"
 
 
+def _debug_field(r: redis.Redis, key: str, name: bytes) -> bytes:
+    fields = dict(f.split(b":", 1) for f in _text(r.execute_command("DEBUG", "OBJECT", key))
+                  .split(b" ")[1:] if b":" in f)
+    return fields[name]
+
+
+def test_debug_object_lru_is_the_keys_access_time(make_server: Any) -> None:
+    """lru: is the key's own LRU clock word (it was the current time): a read under
+    CLIENT NO-TOUCH leaves it, a plain read moves it (Tcl introspection-2's no-touch test)."""
+    clock = FakeClock()
+    s = make_server("enable-debug-command yes", clock=clock)
+    r = s.client()
+    r.set("foo", "bar")
+    before = int(_debug_field(r, "foo", b"lru"))
+    clock.advance(5_000)
+    s.call(s.server.keyspace.update_lru_clock)  # what the cron does every tick
+    r.client_no_touch("ON")
+    r.get("foo")
+    assert int(_debug_field(r, "foo", b"lru")) == before
+    assert int(_debug_field(r, "foo", b"lru_seconds_idle")) == 5
+    r.client_no_touch("OFF")
+    r.get("foo")
+    assert int(_debug_field(r, "foo", b"lru")) == before + 5
+
+
 def test_debug_set_active_expire(admin: ThreadedServer) -> None:
     client = admin.client()
     server = admin.server
