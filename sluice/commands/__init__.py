@@ -14,6 +14,7 @@ import copy
 import importlib
 import pkgutil
 
+from .cmdlatency import new_histogram
 from .context import Command
 
 _NOT_FAMILIES = {"spec", "args", "errors", "docs", "context", "reply"}
@@ -51,4 +52,5 @@ def _fresh(row: Command) -> Command:
     out.subcommands = {}
     out.parent = None
     out.calls = out.usec = out.rejected_calls = out.failed_calls = 0
+    out.hist, out.hist_slow = new_histogram(), {}  # its own (copy.copy would share them)
     return out

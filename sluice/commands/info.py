@@ -19,7 +19,6 @@ keyspace's size array when asked, since the option is for diagnosis).
 
 What Sluice does not have yet, and so prints empty or as 0:
 
-- latencystats: no per-command latency histograms, the section is empty;
 - modules: no modules (Redis 8 lists its built-in vectorset module here);
 - the ``eventloop_*`` stats: asyncio gives no hook around each loop iteration.
 

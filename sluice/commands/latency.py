@@ -133,7 +133,7 @@ def latency_histogram(ctx: Context, args: Args) -> Reply:
                 rows.extend(c.subcommands.values() if c.subcommands else (c,))
     else:
         rows = every_command(table)
-    return Map((c.name_bytes, histogram_reply(c.calls, c.hist))
+    return Map((c.name_bytes, histogram_reply(c.calls, c.hist, c.hist_slow))
                for c in rows if has_samples(c))
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from sluice.storage.keyspace import Database
 
 from .args import Args
-from .cmdlatency import new_histogram
+from .cmdlatency import Histogram, SlowHistogram, new_histogram
 from .reply import Reply
 
 
@@ -326,8 +326,11 @@ class Cmd(Generic[CtxT]):
     usec: int = 0
     rejected_calls: int = 0
     failed_calls: int = 0
-    # LATENCY HISTOGRAM: calls counted per histogram level (cmdlatency.py), as calls are.
-    hist: list[int] = field(default_factory=new_histogram)
+    # LATENCY HISTOGRAM and INFO latencystats: the calls' durations (cmdlatency.py), counted
+    # as calls are: short ones per microsecond, long ones per HdrHistogram counts index;
+    # cmdlatency.DISCARD / DISCARD_SLOW while latency-tracking is off.
+    hist: Histogram = field(default_factory=new_histogram)
+    hist_slow: SlowHistogram = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.categories = implicit_categories(self.flags, self.acl)

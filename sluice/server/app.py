@@ -28,6 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from sluice.commands import load_table
 from sluice.commands.admin import monitor_line, redacted
+from sluice.commands.cmdlatency import (
+    DISCARD,
+    DISCARD_SLOW,
+    Histogram,
+    SlowHistogram,
+    new_histogram,
+)
 from sluice.commands.context import Command, Reply, SlowlogEntry
 from sluice.commands.errors import CommandError, ConfigError
 from sluice.commands.hash_common import count_field_expiry
@@ -98,6 +105,8 @@ class Server:
         self.blocking = BlockingManager(self)
         self.repl = Replication(self)  # the replication offset, WAITAOF, min-replicas-*
         self.pending_writes: list[Client] = []  # clients with output to flush
+        # latency-tracking off: each command's histogram, kept while it records nowhere
+        self.paused_histograms: dict[str, tuple[Histogram, SlowHistogram]] = {}  # by name
         # Clients with a query buffer of their own, in the order the cron visits them.
         self.query_buffers: dict[Client, None] = {}
         # Clients whose transport holds output they have not taken: the cron checks their
@@ -216,12 +225,28 @@ class Server:
             # file's smaller value stands, as there)
             config.repl_backlog_size = max(value, 16 * 1024)
 
+        def latency_tracking(on: bool) -> None:
+            # Off: each command records into DISCARD, its histogram kept aside (Redis keeps
+            # them and stops recording); on again: it records into it once more.
+            for c in self.table.values():
+                for row in (c, *c.subcommands.values()):
+                    if on:
+                        if row.hist is DISCARD:
+                            row.hist, row.hist_slow = self.paused_histograms.pop(
+                                row.name, (new_histogram(), {}))
+                    elif row.hist is not DISCARD:
+                        self.paused_histograms[row.name] = (row.hist, row.hist_slow)
+                        row.hist, row.hist_slow = DISCARD, DISCARD_SLOW
+
         def list_compress_depth(value: int) -> None:
             # new quicklists record it (DEBUG OBJECT's ql_compressed); process-wide, as
             # Redis's server.list_compress_depth
             Quicklist.default_compress = value
 
         config.on_change("hz", hz)
+        config.on_change("latency-tracking", latency_tracking)
+        if not config.latency_tracking:
+            latency_tracking(False)
         config.on_change("list-compress-depth", list_compress_depth)
         list_compress_depth(config.list_compress_depth)
         config.on_change("repl-backlog-size", repl_backlog_size)

@@ -39,7 +39,7 @@ from collections import deque
 from heapq import heapify, heappop, heappush
 from typing import TYPE_CHECKING, Any
 
-from sluice.commands.cmdlatency import level_of
+from sluice.commands.cmdlatency import record
 from sluice.commands.errors import UNBLOCKED_ERROR as UNBLOCKED_ERROR  # re-exported
 from sluice.commands.reply import BLOCKED, Reply
 from sluice.protocol import ErrorReply
@@ -324,7 +324,7 @@ class BlockingManager:
         if cmd is not None:
             cmd.calls += 1
             cmd.usec += client.blocked_usec
-            cmd.hist[level_of(client.blocked_usec)] += 1
+            record(cmd, client.blocked_usec)
             client.commands_processed += 1
             if type(reply) is ErrorReply:
                 cmd.failed_calls += 1

@@ -20,9 +20,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sluice.commands.cmdlatency import format_percentile
 from sluice.commands.errors import ConfigError as ConfigError  # re-exported: its old home
 from sluice.commands.keyevents import INVALID_CLASS, format_classes, parse_classes
 from sluice.protocol import split_inline_args
+from sluice.storage.scores import string2d
 
 from .acl_user import parse_user_directive
 
@@ -140,6 +142,25 @@ def _parse_list(args: list[bytes]) -> list[str]:
 
 def _render_list(value: list[str]) -> bytes:
     return " ".join(value).encode()
+
+
+def _parse_percentiles(args: list[bytes]) -> list[float]:
+    """latency-tracking-info-percentiles: doubles in [0, 100], or "" for none."""
+    words = b" ".join(args).split()
+    out = []
+    for w in words:
+        p = string2d(w)
+        if p is None or p != p:
+            raise ConfigError("Invalid latency-tracking-info-percentiles parameters")
+        if not 0.0 <= p <= 100.0:
+            raise ConfigError("latency-tracking-info-percentiles parameters should sit between "
+                              "[0.0,100.0]")
+        out.append(p)
+    return out
+
+
+def _render_percentiles(value: list[float]) -> bytes:
+    return " ".join(format_percentile(p) for p in value).encode()
 
 
 def _parse_obuf(args: list[bytes]) -> dict[str, tuple[int, int, int]]:
@@ -368,7 +389,9 @@ PARAMS: list[Param] = [
     Param("lazyfree-lazy-user-flush", "bool", False),
     Param("notify-keyspace-events", "special", 0, parse=_parse_notify, render=format_classes),
     Param("tracking-table-max-keys", "int", 1_000_000, 0, 2**63 - 1),
-    Param("latency-tracking", "bool", True),  # accepted: LATENCY HISTOGRAM always records
+    Param("latency-tracking", "bool", True),  # per-command histograms (cmdlatency.py)
+    Param("latency-tracking-info-percentiles", "special", [50.0, 99.0, 99.9],
+          parse=_parse_percentiles, render=_render_percentiles),
     # Microseconds to wait after each key an RDB load reads, and before each key a save
     # (SAVE, BGSAVE, an AOF rewrite) writes: debugging aids, hidden as in Redis, that make a
     # load or a fork child slow enough to watch; a negative value waits one microsecond

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sluice.commands.args import Args
-from sluice.commands.cmdlatency import LEVEL_OF_USEC, SMALL, level_of
+from sluice.commands.cmdlatency import FAST, record_slow
 from sluice.commands.context import Command, Reply
 from sluice.commands.errors import (
     EXECABORT,
@@ -155,7 +155,10 @@ def run_batch(server: Server, client: Client, batch: list[list[bytes]]) -> list[
             if reply is not BLOCKED:  # counted once, when it is done (see call)
                 cmd.calls += 1
                 cmd.usec += duration
-                cmd.hist[LEVEL_OF_USEC[duration] if duration < SMALL else level_of(duration)] += 1
+                if duration < FAST:
+                    cmd.hist[duration] += 1
+                else:
+                    record_slow(cmd.hist_slow, duration)
                 client.commands_processed += 1
             else:
                 client.blocked_usec += duration
@@ -410,7 +413,10 @@ def call(server: Server, client: Client, cmd: Command, argv: list[bytes],
             duration += client.blocked_usec
             client.blocked_usec = 0
         cmd.usec += duration
-        cmd.hist[LEVEL_OF_USEC[duration] if duration < SMALL else level_of(duration)] += 1
+        if duration < FAST:
+            cmd.hist[duration] += 1
+        else:
+            record_slow(cmd.hist_slow, duration)
         if server.hotkeys_tracking is not None and not rerun:  # HOTKEYS (one test without)
             # (a served blocked command is not counted: Redis re-runs it nested)
             server.hotkeys.command(client, cmd, argv, reply, duration)

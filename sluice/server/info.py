@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from sluice import REDIS_VERSION, __version__
-from sluice.commands.cmdlatency import new_histogram
+from sluice.commands.cmdlatency import DISCARD, has_samples, new_histogram, percentiles_line
 from sluice.storage.hashes import count_subexpiry
 from sluice.storage.keyspace import NO_KIND
 from sluice.storage.memsize import KIND_HASH, KIND_LIST, KIND_SET, KIND_STRING, KIND_ZSET
@@ -336,6 +336,22 @@ def _commandstats(s: Server) -> dict[str, Any]:
     return out
 
 
+def _latencystats(s: Server) -> dict[str, Any]:
+    """``latency_percentiles_usec_<command>`` for each command with calls recorded, the
+    configured percentiles (cmdlatency.py); nothing while latency-tracking is off."""
+    out: dict[str, Any] = {}
+    if not s.config.latency_tracking:
+        return out
+    percentiles = s.config.latency_tracking_info_percentiles
+    for c in s.table.values():
+        for row in (c, *c.subcommands.values()):
+            if has_samples(row):
+                line = percentiles_line(row.name, row.hist, row.hist_slow, percentiles)
+                name, _, value = line.partition(":")
+                out[name] = value
+    return out
+
+
 def _errorstats(s: Server) -> dict[str, Any]:
     return {f"errorstat_{code}": f"count={n}" for code, n in sorted(s.error_stats.items())}
 
@@ -429,11 +445,12 @@ FIELDS: dict[str, Callable[[Server], dict[str, Any]]] = {
     "hotkeys": _hotkeys,
     "commandstats": _commandstats,
     "errorstats": _errorstats,
+    "latencystats": _latencystats,
     "cluster": _cluster,
     "keyspace": _keyspace,
     "keysizes": _keysizes,
 }
-"""Each section's fields; modules and latencystats have none yet."""
+"""Each section's fields; modules has none."""
 
 
 def info_section(server: Server, name: str) -> dict[str, Any]:
@@ -459,4 +476,6 @@ def reset_stats(server: Server) -> None:
     for c in server.table.values():
         for row in (c, *c.subcommands.values()):
             row.calls = row.usec = row.rejected_calls = row.failed_calls = 0
-            row.hist[:] = new_histogram()
+            if row.hist is not DISCARD:
+                row.hist, row.hist_slow = new_histogram(), {}
+    server.paused_histograms.clear()

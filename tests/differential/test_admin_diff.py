@@ -292,6 +292,55 @@ def test_latency_histogram_as_redis(raw_pair: Any) -> None:
     assert seen[0]["client"] == {b"client|id": 1, b"client|getname": 1}
 
 
+def _latencystats(c: Any) -> dict[bytes, bytes]:
+    text = _parse(c.call("INFO", "latencystats"))
+    text = text.data if hasattr(text, "data") else text  # RESP3: a verbatim string
+    return dict(line.split(b":", 1) for line in text.split(b"\r\n")
+                if line.startswith(b"latency_percentiles_usec_"))
+
+
+def test_info_latencystats_as_redis(raw_pair: Any) -> None:
+    """The same lines (commands, subcommands, percentile names; values are the servers'
+    own times) after the same calls, for default and configured percentiles, with
+    latency-tracking off and on again, and after CONFIG RESETSTAT (Tcl info's latencystats
+    tests); CONFIG SET's errors for bad percentiles, byte for byte."""
+    value = re.compile(rb"^(p[0-9.]+=\d+\.\d{3})(,p[0-9.]+=\d+\.\d{3})*$")
+    seen = []
+    for c in raw_pair:
+        steps = []
+        c.call("CONFIG", "RESETSTAT")
+        c.call("CONFIG", "SET", "latency-tracking", "no")
+        c.call("SET", "a", "b")
+        steps.append(_latencystats(c))
+        c.call("CONFIG", "SET", "latency-tracking", "yes")
+        for argv in (["SET", "a", "b"], ["GET", "a"], ["CLIENT", "ID"]):
+            c.call(*argv)
+        steps.append(_latencystats(c))
+        steps.append(c.call("CONFIG", "SET", "latency-tracking-info-percentiles", "0.0 50 100"))
+        steps.append(c.call("CONFIG", "GET", "latency-tracking-info-percentiles"))
+        steps.append(_latencystats(c))
+        for bad in ("10.0 50.0 a", "10.0 50.0 101.0", "-1"):
+            steps.append(c.call("CONFIG", "SET", "latency-tracking-info-percentiles", bad))
+        steps.append(c.call("CONFIG", "SET", "latency-tracking-info-percentiles", ""))
+        steps.append(_latencystats(c))
+        c.call("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
+        c.call("CONFIG", "RESETSTAT")
+        steps.append(_latencystats(c))
+        seen.append(steps)
+    ours, theirs = seen
+    for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        if isinstance(a, dict):
+            assert {k: re.sub(rb"=\d+\.\d{3}", b"=_", v) for k, v in a.items()} == \
+                {k: re.sub(rb"=\d+\.\d{3}", b"=_", v) for k, v in b.items()}, (i, a, b)
+            assert all(value.match(v) or v == b"" for v in a.values()), a
+        else:
+            assert a == b, (i, a, b)
+    assert ours[0] == {}
+    assert set(ours[1]) >= {b"latency_percentiles_usec_set", b"latency_percentiles_usec_get",
+                            b"latency_percentiles_usec_client|id"}
+    assert ours[1][b"latency_percentiles_usec_get"].startswith(b"p50=")
+
+
 def test_tot_cmds_counts_a_scripts_commands_for_its_caller(raw_pair: Any) -> None:
     """EVAL, the PING it runs, then CLIENT INFO: three commands for the caller's tot-cmds."""
     deltas = []

@@ -284,7 +284,7 @@ def test_scan_expires_only_keys_its_pattern_lets_through() -> None:
                     r.set(key, "v")
                 r.pexpireat(key, deadline)
             # the server's own clock past the deadline (a lookup would delete the keys)
-            wait_until(lambda r=r: (lambda t: t[0] * 1000 + t[1] // 1000)(r.time()) > deadline)
+            wait_until(lambda r=r, d=deadline: (lambda t: t[0] * 1000 + t[1] // 1000)(r.time()) > d)
             found, cursor = [], 0
             while True:
                 cursor, keys = r.scan(cursor, match="key*", count=10, _type="string")
