@@ -11,7 +11,7 @@ import math
 
 from sluice.protocol import string2ll
 
-from .errors import NOT_FLOAT, NOT_INTEGER, RANGE_LONG, SYNTAX, CommandError
+from .errors import NOT_FLOAT, NOT_INTEGER, RANGE_LONG, SYNTAX, CommandError, ConfigError
 
 LONG_MAX = 2**63 - 1
 
@@ -48,6 +48,23 @@ def capped_repeats(count: int, room: int | None) -> int:
     if room is None:
         return count
     return min(count, room // _MIN_ELEMENT + 1)
+
+
+_UNITS = {b"": 1, b"b": 1, b"k": 1000, b"kb": 1024, b"m": 1000**2, b"mb": 1024**2,
+          b"g": 1000**3, b"gb": 1024**3}
+
+
+def parse_memory(value: bytes) -> int:
+    """``1gb`` -> bytes, as Redis's ``memtoull`` (case-insensitive units); ConfigError if
+    it is not a memory value."""
+    v = value.strip().lower()
+    i = len(v)
+    while i and not v[i - 1 : i].isdigit():
+        i -= 1
+    num, unit = v[:i], v[i:]
+    if not num or not num.isdigit() or unit not in _UNITS:
+        raise ConfigError("argument must be a memory value")
+    return int(num) * _UNITS[unit]
 
 
 def has_spaces(s: bytes) -> bool:

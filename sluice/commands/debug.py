@@ -33,9 +33,10 @@ from sluice.protocol import (
     SimpleString,
     Verbatim,
 )
+from sluice.storage.quicklist import set_packed_threshold
 from sluice.storage.rdb import SaveOptions, encode_value
 
-from .args import Args, parse_int
+from .args import Args, parse_int, parse_memory
 from .context import Context, Reply
 from .digest import dataset_digest, value_digest
 from .errors import (
@@ -44,6 +45,7 @@ from .errors import (
     NO_SUCH_KEY,
     RESP2_UNSUPPORTED,
     CommandError,
+    ConfigError,
     subcommand_syntax,
 )
 from .introspection import help_reply
@@ -111,6 +113,9 @@ def _help(ctx: Context, argv: list[bytes]) -> Reply:
         "    array, set, map, attrib, push, verbatim, true or false.",
         "LOADAOF",
         "    Write the AOF buffer to disk, empty the dataset and load the AOF files back.",
+        "QUICKLIST-PACKED-THRESHOLD <size>",
+        "    Elements of lists longer than <size> (1K, 100mb ...) get quicklist nodes of their",
+        "    own; 0 restores the default, where the list's fill decides.",
         "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
         "    Save a snapshot, empty the dataset and load the snapshot back. NOSAVE loads the",
         "    snapshot on disk without saving first; NOFLUSH keeps the dataset, the keys loaded",
@@ -247,6 +252,19 @@ def _digest_value(ctx: Context, argv: list[bytes]) -> Reply:
     return out
 
 
+def _quicklist_packed_threshold(ctx: Context, argv: list[bytes]) -> Reply:
+    """Elements longer than this get plain quicklist nodes of their own (0: the default,
+    where the fill decides); process-wide, as Redis's."""
+    try:
+        size = parse_memory(argv[2])
+    except ConfigError:
+        size = -1
+    if size < 0 or not set_packed_threshold(size):
+        raise CommandError("ERR argument must be a memory value bigger than 1 and smaller "
+                           "than 4gb")
+    return OK
+
+
 def _populate(ctx: Context, argv: list[bytes]) -> Reply:
     count = parse_int(argv[2])
     size = parse_int(argv[4]) if len(argv) == 5 else 0
@@ -310,6 +328,7 @@ _SUBCOMMANDS: dict[bytes, tuple[Callable[[Context, list[bytes]], Reply], int, in
     b"OBJECT": (_object, 3, 3),
     b"ERROR": (_error, 3, 3),
     b"POPULATE": (_populate, 3, 5),
+    b"QUICKLIST-PACKED-THRESHOLD": (_quicklist_packed_threshold, 3, 3),
     b"DIGEST": (_digest, 2, 2),
     b"DIGEST-VALUE": (_digest_value, 2, 1 << 31),
     b"RELOAD": (_reload, 2, 1 << 31),

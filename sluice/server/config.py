@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from sluice.commands.args import parse_memory as parse_memory  # re-exported: its old home
 from sluice.commands.cmdlatency import format_percentile
 from sluice.commands.errors import ConfigError as ConfigError  # re-exported: its old home
 from sluice.commands.keyevents import INVALID_CLASS, format_classes, parse_classes
@@ -38,22 +39,6 @@ IMMUTABLE, PROTECTED, HIDDEN, SENSITIVE = 1, 2, 4, 16
 # A directive that may repeat in the config file (``user``, ``rename-command``); each line adds
 # to a list. Not a CONFIG GET/SET parameter, as in Redis.
 MULTI = 8
-
-_UNITS = {b"": 1, b"b": 1, b"k": 1000, b"kb": 1024, b"m": 1000**2, b"mb": 1024**2,
-          b"g": 1000**3, b"gb": 1024**3}
-
-
-def parse_memory(value: bytes) -> int:
-    """``1gb`` -> bytes, as Redis's ``memtoull`` (case-insensitive units)."""
-    v = value.strip().lower()
-    i = len(v)
-    while i and not v[i - 1 : i].isdigit():
-        i -= 1
-    num, unit = v[:i], v[i:]
-    if not num or not num.isdigit() or unit not in _UNITS:
-        raise ConfigError("argument must be a memory value")
-    return int(num) * _UNITS[unit]
-
 
 def _parse_bool(value: bytes) -> bool:
     v = value.lower()

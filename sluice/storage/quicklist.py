@@ -66,6 +66,20 @@ def node_limit(fill: int) -> tuple[int, int]:
 
 _LIMITS: dict[int, tuple[int, int]] = {}
 
+# DEBUG QUICKLIST-PACKED-THRESHOLD: when set (Redis's packed_threshold, a process-wide debug
+# knob), an element of at least that many bytes is large whatever the fill; 0 (the default):
+# the fill decides.
+packed_threshold = 0
+
+
+def set_packed_threshold(size: int) -> bool:
+    """``quicklistSetPackedThreshold``: 0 restores the default; False if out of range."""
+    global packed_threshold
+    if size > (1 << 32) - (1 << 20):
+        return False
+    packed_threshold = size
+    return True
+
 
 def fill_limits(fill: int) -> tuple[int, int]:
     """``(max_bytes, max_count)`` for ``fill``: a node (or a listpack-encoded list) with more
@@ -142,9 +156,15 @@ class Quicklist:
         """``(count, sz, plain)`` per node, head first (for tests and DEBUG)."""
         return [(n.count, n.sz, n.plain) for n in self.nodes]
 
+    def _large(self, n: int) -> bool:
+        """``isLargeElement``: an element of ``n`` bytes gets a plain node of its own."""
+        if packed_threshold:
+            return n >= packed_threshold
+        return n > self.max_sz
+
     def _allow_insert(self, node: Node | None, sz: int) -> bool:
         """Can ``node`` take one more element of ``sz`` bytes (estimated)?"""
-        if node is None or node.plain or sz > self.max_sz:
+        if node is None or node.plain or self._large(sz):
             return False
         return (node.sz + sz + SIZE_ESTIMATE_OVERHEAD <= self.max_sz
                 and node.count + 1 <= self.max_count)
@@ -162,7 +182,7 @@ class Quicklist:
         else into a new node (a plain one for a large element)."""
         n = len(value)
         nodes = self.nodes
-        if n > self.max_sz:  # a large element
+        if self._large(n):
             node = Node(1, n, True)
         else:
             es = lp_str_size(value)
@@ -301,7 +321,7 @@ class Quicklist:
         at_head = not after and offset == 0
         avail_next = at_tail and i + 1 < len(nodes) and self._allow_insert(nodes[i + 1], n)
         avail_prev = at_head and i > 0 and self._allow_insert(nodes[i - 1], n)
-        if n > self.max_sz:  # a large element
+        if self._large(n):
             plain = Node(1, n, True)
             if node.plain or at_tail or at_head:
                 nodes.insert(i + 1 if after else i, plain)
@@ -346,7 +366,7 @@ class Quicklist:
         i, offset, start = self.locate(index, len(items))
         node = nodes[i]
         n = len(value)
-        large = n > self.max_sz
+        large = self._large(n)
         if not node.plain and not large:  # in place, whatever the node's size becomes
             node.sz += lp_str_size(value) - lp_str_size(items[index])
         elif node.plain:

@@ -289,3 +289,34 @@ def test_debug_object_reports_the_quicklist_as_redis(make_server: Callable[..., 
         theirs.config_set("list-max-listpack-size", -2)
     assert fields[0] == fields[1]
     assert "ql_compressed:1" in fields[0][0] and "ql_listpack_max:-1" in fields[0][1]
+
+
+def test_quicklist_packed_threshold_makes_plain_nodes_as_redis(
+        make_server: Callable[..., ThreadedServer], debug_reference: ProcessServer) -> None:
+    """DEBUG QUICKLIST-PACKED-THRESHOLD: past it an element gets a plain node of its own,
+    whatever the fill; the nodes (DEBUG OBJECT), the values and the errors as redis-server's.
+    The threshold is process-wide, so it is set back to the default (0) at the end."""
+    ours, theirs = make_server("enable-debug-command yes").client(), debug_reference.client()
+    script: list[list[Any]] = [
+        ["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "1b"],
+        ["RPUSH", "lst", "9", "x" * 10, "y" * 10, "bb"], ["LINSERT", "lst", "BEFORE", "bb", "z" * 20],
+        ["LSET", "lst", "0", "w" * 30], ["LRANGE", "lst", "0", "-1"], ["LPOS", "lst", "bb"],
+        ["LREM", "lst", "0", "y" * 10], ["LMOVE", "lst", "dst", "LEFT", "RIGHT"],
+        ["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "5gb"], ["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "x"],
+        ["DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0"], ["RPUSH", "lst", "q" * 10],
+    ]
+    try:
+        for r in (ours, theirs):
+            r.delete("lst", "dst")
+            r.config_set("list-max-listpack-size", 2)  # a quicklist from the third element
+        for argv in script:
+            assert run(ours, argv) == run(theirs, argv), argv
+            shapes = [re.findall(r"(?:encoding|ql_nodes|ql_uncompressed_size):\S+",
+                                 r.execute_command("DEBUG", "OBJECT", "lst").decode())
+                      if r.exists("lst") else None for r in (ours, theirs)]
+            assert shapes[0] == shapes[1], argv
+        assert "encoding:quicklist" in shapes[0]
+    finally:
+        for r in (ours, theirs):
+            r.execute_command("DEBUG", "QUICKLIST-PACKED-THRESHOLD", "0")
+            r.config_set("list-max-listpack-size", -2)
