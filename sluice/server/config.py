@@ -23,6 +23,7 @@ from sluice.commands.args import parse_memory as parse_memory  # re-exported: it
 from sluice.commands.errors import ConfigError as ConfigError  # re-exported: its old home
 from sluice.protocol import split_inline_args
 
+from .config_redis import REDIS_PARAMS
 from .config_table import HIDDEN, IMMUTABLE, MULTI, PARAMS, PROTECTED, Param
 
 log = logging.getLogger("sluice")
@@ -43,7 +44,7 @@ class Config:
         self._listeners: dict[str, list[Callable[[Any], None]]] = {}
         self.config_file: str | None = None
         self._file_lines: list[str] = []
-        for p in list(PARAMS) + list(params):
+        for p in [*PARAMS, *REDIS_PARAMS, *params]:
             self.add(p)
 
     def add(self, param: Param) -> None:

@@ -373,9 +373,10 @@ PARAMS: list[Param] = [
     # once in that many keys.
     Param("key-load-delay", "int", 0, -(2**31), 2**31 - 1, flags=HIDDEN),
     Param("rdb-key-save-delay", "int", 0, -(2**31), 2**31 - 1, flags=HIDDEN),
-    # CPU affinity (sluice/server/affinity.py), spelled with underscores as in Redis
-    Param("server_cpulist", "string", "", flags=IMMUTABLE),
-    Param("bio_cpulist", "string", "", flags=IMMUTABLE),
-    Param("aof_rewrite_cpulist", "string", "", flags=IMMUTABLE),
-    Param("bgsave_cpulist", "string", "", flags=IMMUTABLE),
+    # CPU affinity (sluice/server/affinity.py); Redis 8 spells them with hyphens, and still
+    # takes the underscores of redis.conf's examples
+    Param("server-cpulist", "string", "", flags=IMMUTABLE, aliases=("server_cpulist",)),
+    Param("bio-cpulist", "string", "", flags=IMMUTABLE, aliases=("bio_cpulist",)),
+    Param("aof-rewrite-cpulist", "string", "", flags=IMMUTABLE, aliases=("aof_rewrite_cpulist",)),
+    Param("bgsave-cpulist", "string", "", flags=IMMUTABLE, aliases=("bgsave_cpulist",)),
 ]

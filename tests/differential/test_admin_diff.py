@@ -12,15 +12,19 @@ import os
 import re
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import hiredis
 import pytest
 
+from sluice.server.config import Config
+from tests.build_reference_redis import suite_dir
 from tests.support import (
     ProcessServer,
     RawClient,
     ThreadedServer,
+    free_port,
     require_redis_server,
     resp_frame_end,
     running,
@@ -254,11 +258,46 @@ def test_config_get_star_names_only_redis_parameters(raw_pair: Any) -> None:
 
     ours, theirs = names("*"), names("*", c=raw_pair[1])
     assert set(ours) <= set(theirs), sorted(set(ours) - set(theirs))
+    # and every parameter of Redis's own (not its vectorset module's: Sluice has no modules)
+    assert set(theirs) - set(ours) == {b"vset-force-single-threaded-execution"}
     assert b"metrics-port" not in ours and b"key-load-delay" not in ours
     assert names("metrics-port") == [b"metrics-port"]
     assert sorted(names("*of")) == sorted(names("*of", c=raw_pair[1])) == [b"replicaof",
                                                                           b"slaveof"]
     assert b"metrics-port" not in names("metrics-*", "*-port")
+
+
+def test_every_default_as_redis(raw_pair: Any) -> None:
+    """CONFIG GET *: the same value for every parameter both servers have, but those that
+    name the server's own place (its directory, port, pid file, the addresses the test
+    servers bind; Sluice's default bind is redis.conf's, README "Quick start")."""
+    own = {b"dir", b"port", b"pidfile", b"logfile", b"unixsocket", b"bind"}
+    got = []
+    for c in raw_pair:
+        reply = _parse(c.call("CONFIG", "GET", "*"))
+        got.append(reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2],
+                                                                   strict=True)))
+    ours, theirs = got
+    differ = {k: (ours[k], theirs[k]) for k in ours.keys() & theirs.keys()
+              if k not in own and ours[k] != theirs[k]}
+    assert differ == {}
+
+
+def test_a_redis_conf_starts_sluice(tmp_path: Path) -> None:
+    """The redis.conf Redis ships (with the 8.6.3 tarball the reference is built from):
+    every directive it sets is one Sluice takes, so a dev stack's config file starts it."""
+    require_redis_server()
+    shipped = suite_dir() / "redis.conf"
+    if not shipped.exists():
+        pytest.fail(f"the reference's redis.conf is missing: {shipped}")
+    conf = tmp_path / "redis.conf"
+    text = shipped.read_text()
+    # where the server runs and listens: ours (it daemonizes and writes its pid file else)
+    text = re.sub(r"^(daemonize|pidfile|dir|port|logfile) .*$", "", text, flags=re.M)
+    conf.write_text(text + f"\ndir {tmp_path}\nport {free_port()}\n")
+    config = Config()
+    config.load_file(str(conf))
+    assert config.appendfsync == "everysec" and config.supervised == "no"
 
 
 def test_latency_histogram_as_redis(raw_pair: Any) -> None:
