@@ -160,9 +160,28 @@ def load_aof(server: Server, directory: str, manifest: fmt.Manifest) -> int:
                                 info.name)
                     raise fmt.AofTruncated(multi_at, "unterminated MULTI")
             except fmt.AofCorrupt as e:
-                raise LoadError(
-                    f"Bad file format reading the append only file {info.name} at offset "
-                    f"{e.offset} ({e.reason}): {hint}") from None
+                # aof-load-corrupt-tail-max-size (Redis 8): bytes that are not a command, in
+                # the last few bytes of the last file (a crash mid-write), are cut off like
+                # a torn tail; a transaction they end inside goes with them.
+                cut = multi_at if replayer.multi is not None else valid
+                limit = server.config.aof_load_corrupt_tail_max_size
+                if not (limit and len(data) - cut < limit):
+                    raise LoadError(
+                        f"Bad file format reading the append only file {info.name} at offset "
+                        f"{e.offset} ({e.reason}): {hint}. Alternatively you can set the "
+                        f"'aof-load-corrupt-tail-max-size' configuration option to "
+                        f"{len(data) - cut + 1} and restart the server.") from None
+                if not last:
+                    raise LoadError(f"Fatal error: the truncated file is not the last file "
+                                    f"({info.name}, valid up to offset {cut})") from None
+                replayer.multi = None
+                log.warning("!!! Warning: corrupt AOF file tail!!!")
+                log.warning("!!! Truncating the AOF %s at offset %d (remaining %d) !!!",
+                            info.name, cut, len(data) - cut)
+                mapped.close()
+                os.truncate(path, cut)
+                log.warning("AOF %s loaded anyway because aof-load-corrupt-tail-max-size is "
+                            "enabled", info.name)
             except fmt.AofTruncated as e:
                 if replayer.multi is not None:  # torn inside a transaction: drop all of it
                     e.offset = multi_at

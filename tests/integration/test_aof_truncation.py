@@ -135,3 +135,57 @@ def test_a_torn_file_that_is_not_the_last_is_fatal(original: tuple[Path, str, in
     manifest.write_text(manifest.read_text() + "file appendonly.aof.9.incr.aof seq 9 type i\n")
     with pytest.raises(LoadError, match="the truncated file is not the last file"):
         _load(work, "yes")
+
+
+def _corrupt_config(dir_: Path, limit: int) -> Config:
+    config = _config(dir_, "no")
+    config.load_text([f"aof-load-corrupt-tail-max-size {limit}"])
+    return config
+
+
+def _load_with(config: Config) -> dict[tuple[int, bytes], object]:
+    server = Server(config)
+    p = Persistence(server)
+    server.persistence = p
+    try:
+        p.load()
+        return {(db.id, key): value if isinstance(value, bytes) else list(value)
+                for db in server.keyspace.dbs for key, value in db.data.items()}
+    finally:
+        if server.aof is not None:
+            server.aof.shutdown()
+
+
+@pytest.mark.parametrize("where", ["after the last command", "inside the transaction"])
+def test_a_small_corrupt_tail_is_cut_when_allowed(original: tuple[Path, str, int],
+                                                  tmp_path: Path, where: str) -> None:
+    """aof-load-corrupt-tail-max-size (Redis 8): garbage at the end of the last file, fewer
+    bytes than the setting, is cut off (a transaction it ends inside goes with it) and the
+    server starts; more bytes than the setting, or the setting at 0, refuses, naming it."""
+    src, incr, start = original
+    data = (src / "appendonlydir" / incr).read_bytes()
+    boundaries = [start] + [end for _, end in parse_commands(data, start)]
+    keep = len(data) if where == "after the last command" else boundaries[3]  # MULTI, 2 cmds
+    garbage = b"!!garbage written by a crash!!"
+    for limit, loads in ((0, False), (len(garbage), False), (len(garbage) + 1, True)):
+        work = tmp_path / f"{limit}"
+        shutil.copytree(src, work)
+        path = work / "appendonlydir" / incr
+        path.write_bytes(data[:keep] + garbage)
+        if not loads:
+            with pytest.raises(LoadError, match=rf"'aof-load-corrupt-tail-max-size' configuration "
+                                                rf"option to {len(data[:keep]) - (boundaries[1] if keep != len(data) else keep) + len(garbage) + 1} "):
+                _load_with(_corrupt_config(work, limit))
+            assert path.stat().st_size == keep + len(garbage)  # refused: left alone
+            continue
+        whole = sum(1 for b in boundaries[1:] if b <= keep)
+        if where == "inside the transaction":
+            # the cut includes the torn transaction: it may be more than the garbage
+            with pytest.raises(LoadError):
+                _load_with(_corrupt_config(work, limit))
+            big = keep - boundaries[1] + len(garbage) + 1
+            assert _load_with(_corrupt_config(work, big)) == _expected(whole)
+            assert path.stat().st_size == boundaries[1]
+        else:
+            assert _load_with(_corrupt_config(work, limit)) == _expected(whole)
+            assert path.stat().st_size == keep
