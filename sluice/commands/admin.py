@@ -242,11 +242,13 @@ def shutdown(ctx: Context, args: Args) -> Reply:
             abort = True
         else:
             raise CommandError(SYNTAX)
+    server = ctx.server
     if abort:
         if save is not None or force or len(ctx.argv) > 2:
             raise CommandError(SYNTAX)
-        raise CommandError(NO_SHUTDOWN)  # a shutdown never waits here: none to abort
-    server = ctx.server
+        if not server.abort_shutdown():  # a signal's shutdown the cron has not begun
+            raise CommandError(NO_SHUTDOWN)
+        return OK
     busy = server.scripting.busy_error()
     if busy is not None:
         # Only SHUTDOWN NOSAVE may stop a server busy in a script: the script is killed
@@ -258,13 +260,8 @@ def shutdown(ctx: Context, args: Args) -> Reply:
         server.request_shutdown()
         ctx.closing = True
         return Raw(b"")
-    persistence = server.persistence  # the RDB and the AOF's last word (None: neither)
-    if persistence is not None:
-        error = persistence.shutdown_save(save)
-        if error and not force:
-            log.warning("SHUTDOWN refused: %s", error)
-            raise CommandError(SHUTDOWN_FAILED)
-    log.warning("User requested shutdown...")
+    if server.prepare_shutdown(save, force) is not None:  # it goes on serving
+        raise CommandError(SHUTDOWN_FAILED)
     server.request_shutdown()
     ctx.closing = True
     return Raw(b"")  # the connection closes without a reply, as on Redis

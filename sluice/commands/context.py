@@ -279,7 +279,8 @@ class Persistence(Protocol):
     def bgsave(self) -> str | None: ...  # BGSAVE; the error text, or None
     def rewrite_offline(self) -> str | None: ...  # BGREWRITEAOF with appendonly no
     def after_flushall(self) -> None: ...  # FLUSHALL: stop a BGSAVE, save if configured
-    def shutdown_save(self, save: bool | None) -> str | None: ...  # SHUTDOWN's save; error
+    def shutdown_save(self, save: bool | None,
+                      force: bool = False) -> str | None: ...  # SHUTDOWN's save; error
     def debug_reload(self, save: bool = True,
                      flush: bool = True) -> str | None: ...  # DEBUG RELOAD; error text
     def debug_loadaof(self) -> str | None: ...  # DEBUG LOADAOF; error text
@@ -523,6 +524,9 @@ class ServerFacade(Protocol[C]):
     def expiry_paused(self) -> bool: ...  # CLIENT PAUSE holds deletions of expired data
     def unpause_clients(self) -> None: ...  # CLIENT UNPAUSE
     def request_shutdown(self) -> None: ...  # stop the server after this iteration
+    def prepare_shutdown(self, save: bool | None,
+                         force: bool) -> str | None: ...  # the last save; error: keep serving
+    def abort_shutdown(self) -> bool: ...  # SHUTDOWN ABORT of a signal's pending shutdown
     def reset_stats(self) -> None: ...  # CONFIG RESETSTAT
     def info_section(self, name: str) -> Mapping[str, object]: ...  # INFO's fields of a section
     def note_stream(self, db: Database, key: bytes) -> None: ...  # a stream got a Sluice policy

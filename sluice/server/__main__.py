@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import logging.handlers
 import os
 import signal
 import sys
@@ -28,6 +29,7 @@ from . import affinity
 from .app import Server
 from .config import Config, ConfigError
 from .loading import LoadError
+from .supervised import Supervisor
 
 log = logging.getLogger("sluice")
 
@@ -114,7 +116,9 @@ class RedisStyleFormatter(logging.Formatter):
         return line
 
 
-def setup_logging(config: Config) -> None:
+def setup_logging(config: Config, syslog_address: str = "/dev/log") -> None:
+    """The log file (or stderr), and syslog too when ``syslog-enabled`` says so: each line as
+    ``<ident>[<pid>]: <text>`` with ``syslog-facility``, as Redis's openlog/syslog."""
     levels = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
               "warning": logging.WARNING, "nothing": logging.CRITICAL}
     handler: logging.Handler = (logging.FileHandler(config.logfile) if config.logfile
@@ -125,31 +129,54 @@ def setup_logging(config: Config) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(levels[config.loglevel])
+    if config.syslog_enabled:
+        try:
+            to_syslog = logging.handlers.SysLogHandler(
+                syslog_address, facility=logging.handlers.SysLogHandler.facility_names[
+                    config.syslog_facility])
+        except OSError as e:  # no syslog daemon here (a container): say so, log on
+            log.warning("Can't log to syslog at %s: %s", syslog_address, e.strerror or e)
+            return
+        to_syslog.setFormatter(logging.Formatter(
+            f"{config.syslog_ident}[{os.getpid()}]: %(message)s"))
+        root.addHandler(to_syslog)
+
+
+def _insist(server: Server) -> None:
+    """A second SIGINT while a shutdown is under way: exit now, as Redis's "You insist"
+    (the temp file of a final save in progress is removed; the exit status says it was not
+    a clean stop)."""
+    log.warning("You insist... exiting now.")
+    try:
+        os.unlink(os.path.join(server.config.dir, f"temp-{os.getpid()}.rdb"))
+    except OSError:
+        pass
+    os._exit(1)
 
 
 async def _run(server: Server) -> None:
     await server.start()
-    loop = asyncio.get_running_loop()
-    signalled: list[str] = []
+    server.supervisor.ready()
 
-    def on_signal(sig: signal.Signals) -> None:
-        if signalled:  # a second signal while stopping: Redis's "You insist" habit
-            log.warning("Received %s during shutdown, still stopping cleanly...", sig.name)
-            return
-        signalled.append(sig.name)
-        log.warning("Received %s scheduling shutdown...", sig.name)
-        server.request_shutdown()
+    def on_signal(signum: int, _frame: object) -> None:
+        # A plain Python handler, not the loop's: it also runs while the loop is busy in a
+        # final save, which a second SIGINT must be able to cut short. It only sets the
+        # request; the cron carries it out (as Redis's handler and serverCron).
+        name = signal.Signals(signum).name
+        if signum == signal.SIGINT and (server.shutdown_asap is not None or server.stopping):
+            _insist(server)
+        log.warning("Received %s scheduling shutdown...", name)
+        server.signal_shutdown(name)
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, on_signal, sig)
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         await server.serve_forever()
     finally:
-        if signalled:  # SHUTDOWN logs this line itself
-            log.warning("User requested shutdown...")
-        await server.shutdown()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
+        try:
+            await server.shutdown()
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -188,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     server.loop_name = loop_name
     server.cpus_at_start = affinity.pin_main_thread(config)
+    server.supervisor = Supervisor(config.supervised)
+    server.supervisor.loading()
     try:
         asyncio.run(_run(server))
     except ConfigError as e:  # TLS settings, checked when the listener opens

@@ -52,17 +52,20 @@ from .acl import AclManager
 from .blocking import BlockingManager
 from .client import BLOCKED, Client
 from .config import Config
+from .config_redis import SHUTDOWN_FORCE, SHUTDOWN_NOSAVE, SHUTDOWN_SAVE
 from .dispatch import call, exec_queued, is_plain, reject, run_batch, script_call
 from .hotkeys import Hotkeys
 from .latency import LatencyMonitor
 from .limits import check_output_buffer
 from .memory import Memory
 from .notify import apply_flags, notify_keyspace_event
+from .oom_score import OomScore
 from .pause import ClientPause
 from .pubsub import PubSub
 from .replication import Replication
 from .scripting import ScriptSupport
 from .streams_bg import StreamDirectory, retention_cycle
+from .supervised import Supervisor
 from .tracking import Tracking
 from .watch import Watches
 
@@ -107,6 +110,7 @@ class Server:
         self.pending_writes: list[Client] = []  # clients with output to flush
         # latency-tracking off: each command's histogram, kept while it records nowhere
         self.paused_histograms: dict[str, tuple[Histogram, SlowHistogram]] = {}  # by name
+        self.oom = OomScore()  # oom-score-adj: the process's score, and the one it had
         # Clients with a query buffer of their own, in the order the cron visits them.
         self.query_buffers: dict[Client, None] = {}
         # Clients whose transport holds output they have not taken: the cron checks their
@@ -146,6 +150,9 @@ class Server:
         self.pause = ClientPause(self)  # CLIENT PAUSE
         self.active_expire_enabled = True  # DEBUG SET-ACTIVE-EXPIRE
         self.cron_paused = False  # DEBUG PAUSE-CRON: the cron runs, doing nothing
+        self.shutdown_asap: str | None = None  # a signal's shutdown, for the next cron tick
+        self.stopping = False  # a shutdown is under way (its final save may be running)
+        self.supervisor = Supervisor("no")  # a service manager to report to (__main__ sets it)
         self.memory = Memory(self)  # maxmemory, eviction, used_memory (memory.py)
         self._apply_memory_config()
         # Sluice's stream work (streams_bg.py): the directory of stream keys is walked by the
@@ -238,12 +245,20 @@ class Server:
                         self.paused_histograms[row.name] = (row.hist, row.hist_slow)
                         row.hist, row.hist_slow = DISCARD, DISCARD_SLOW
 
+        def oom_score(_value: object) -> None:
+            if not self.oom.apply(config.oom_score_adj, config.oom_score_adj_values):
+                raise ConfigError("Failed to set current oom_score_adj. Check server logs.")
+
         def list_compress_depth(value: int) -> None:
             # new quicklists record it (DEBUG OBJECT's ql_compressed); process-wide, as
             # Redis's server.list_compress_depth
             Quicklist.default_compress = value
 
         config.on_change("hz", hz)
+        config.on_change("oom-score-adj", oom_score)
+        config.on_change("oom-score-adj-values", oom_score)
+        if config.oom_score_adj != "no":
+            self.oom.apply(config.oom_score_adj, config.oom_score_adj_values)
         config.on_change("latency-tracking", latency_tracking)
         if not config.latency_tracking:
             latency_tracking(False)
@@ -316,10 +331,47 @@ class Server:
         if self._shutdown is not None and not self._shutdown.done():
             self._shutdown.set_result(None)
 
+    def prepare_shutdown(self, save: bool | None, force: bool) -> str | None:
+        """Redis's prepareForShutdown, for SHUTDOWN and for a signal: persistence's last
+        word. Returns the error text when the server must not exit (it goes on serving);
+        None: stop now (``request_shutdown``)."""
+        log.warning("User requested shutdown...")
+        self.stopping = True
+        self.supervisor.stopping()
+        error = self.persistence.shutdown_save(save, force) if self.persistence else None
+        if error is not None:
+            self.stopping = False
+            log.warning("Errors trying to shut down the server. Check the logs for more "
+                        "information.")
+        return error
+
+    def signal_shutdown(self, signame: str) -> None:
+        """SIGTERM / SIGINT: a shutdown the next cron tick carries out (Redis's
+        shutdown_asap), with the flags of shutdown-on-sigterm / -sigint; until then SHUTDOWN
+        ABORT cancels it."""
+        self.shutdown_asap = signame
+
+    def abort_shutdown(self) -> bool:
+        """SHUTDOWN ABORT: cancel a signal's shutdown not yet begun; False if none."""
+        if self.shutdown_asap is None:
+            return False
+        self.shutdown_asap = None
+        log.warning("Shutdown manually aborted.")
+        return True
+
+    def _shutdown_on_signal(self) -> None:
+        signame, self.shutdown_asap = self.shutdown_asap, None
+        cfg = self.config
+        flags = cfg.shutdown_on_sigint if signame == "SIGINT" else cfg.shutdown_on_sigterm
+        save = True if flags & SHUTDOWN_SAVE else (False if flags & SHUTDOWN_NOSAVE else None)
+        if self.prepare_shutdown(save, bool(flags & SHUTDOWN_FORCE)) is None:
+            self.request_shutdown()
+
     async def shutdown(self) -> None:
-        """Orderly stop: persistence gets its last word, then everything is closed."""
+        """Orderly stop: persistence gets its last word (done already when SHUTDOWN or a
+        signal's cron tick prepared the stop), then everything is closed."""
         if self.persistence is not None:
-            self.persistence.shutdown()
+            self.persistence.shutdown(last=True)
         elif self.aof is not None:
             self.aof.shutdown()
         await self.close()
@@ -728,6 +780,8 @@ class Server:
             self._schedule_cron()
             return
         self.cronloops += 1
+        if self.shutdown_asap is not None:
+            self._shutdown_on_signal()
         try:
             self.keyspace.update_lru_clock()  # OBJECT IDLETIME's clock, as Redis's lruclock
             self.keyspace.access.counting = False  # no command runs: lookups are ours
@@ -746,11 +800,14 @@ class Server:
                 self.hotkeys.cron()  # HOTKEYS START ... DURATION: the session ends
             if self.active_expire_enabled and not self.pause.mode:
                 start = self.latency.start()
+                # active-expire-effort 1..10 lets the cycle do a quarter more work per step,
+                # as Redis's keys per loop grow (20 + 5 per step past 1)
+                expire_quota = 200 + 50 * (self.config.active_expire_effort - 1)
                 for db in self.keyspace.dbs:
                     if db.expires:
                         # INFO expired_keys_active: the keys the cycle found (expired_keys
                         # counts them too, with those found on access)
-                        self.stats["expired_keys_active"] += db.active_expire()
+                        self.stats["expired_keys_active"] += db.active_expire(expire_quota)
                     if db.subexpires:
                         self._expire_hash_fields(db)
                 self.latency.end("expire-cycle", start)  # as Redis's activeExpireCycle

@@ -53,6 +53,7 @@ from sluice.storage import aof as fmt
 from sluice.storage.aof import AofInfo, Manifest, encode_command, encode_select
 
 from . import affinity, rewrite
+from .oom_score import BGCHILD
 
 if TYPE_CHECKING:
     from .app import Server
@@ -661,6 +662,9 @@ def fork_writer(server: Server, work: Any, pin: str = "") -> int:
         code = 1
         try:
             gc.disable()
+            if server.config.oom_score_adj != "no":  # a child is the OOM killer's first pick
+                server.oom.apply(server.config.oom_score_adj, server.config.oom_score_adj_values,
+                                 BGCHILD)
             if pin:
                 affinity.pin_child(getattr(server.config, pin))
             work()

@@ -23,6 +23,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from sluice.commands.errors import SHUTDOWN_FAILED
 from sluice.storage import aof as fmt
 
 from . import rewrite
@@ -388,27 +389,51 @@ class Persistence:
                 pass
             self.server.latency.end("rdb-unlink-temp-file", start)
 
-    def shutdown(self, save: bool | None = None) -> str | None:
-        """Before exit: sync the AOF, save if configured (or asked). Returns an error text."""
+    def shutdown(self, save: bool | None = None, force: bool = False,
+                 last: bool = False) -> str | None:
+        """Before exit (Redis's prepareForShutdown): stop the fork children, sync the AOF,
+        save if configured (or asked). Returns an error text when the server must not exit
+        and goes on serving: the first base of an AOF switched on at run time is still
+        being written, or the final snapshot failed (``force`` exits anyway). ``last``: the
+        process ends whatever this says (an embedded server's stop): nothing is refused,
+        and the first base of a new AOF is waited for rather than lost."""
         if self.shut_down:
             return None
-        self.kill_bgsave()
+        force = force or last
+        supervisor = self.server.supervisor
+        if self.child_pid:
+            log.warning("There is a child saving an .rdb. Killing it!")
+            self.kill_bgsave()
         aof = self.server.aof
+        if aof is not None and aof.child_pid and not (last and aof.awaiting_base):
+            if aof.awaiting_base:  # without it the AOF directory holds no data set
+                if not force:
+                    log.warning("Writing initial AOF, can't exit.")
+                    supervisor.notify("STATUS=Writing initial AOF, can't exit.\n")
+                    return SHUTDOWN_FAILED
+                log.warning("Writing initial AOF. Exit anyway.")
+            log.warning("There is a child rewriting the AOF. Killing it!")
+            aof.kill_child()
         if aof is not None:
             log.info("Calling fsync() on the AOF file.")
             aof.flush_and_sync()
         if save or (save is None and self.config.save):
             log.info("Saving the final RDB snapshot before exiting.")
+            supervisor.notify("STATUS=Saving the final RDB snapshot\n")
             if not self.save():
-                return "ERR Errors trying to SHUTDOWN. Check logs."
+                if not force:
+                    log.warning("Error trying to save the DB, can't exit.")
+                    supervisor.notify("STATUS=Error trying to save the DB, can't exit.\n")
+                    return SHUTDOWN_FAILED
+                log.warning("Error trying to save the DB. Exit anyway.")
         if aof is not None:
             aof.shutdown()
         self.shut_down = True
         return None
 
-    def shutdown_save(self, save: bool | None) -> str | None:
-        """For SHUTDOWN [SAVE|NOSAVE]: None means go ahead; a text is the error to reply."""
-        return self.shutdown(save)
+    def shutdown_save(self, save: bool | None, force: bool = False) -> str | None:
+        """For SHUTDOWN [SAVE|NOSAVE] [FORCE]: None means go ahead; a text is the error."""
+        return self.shutdown(save, force)
 
     def debug_reload(self, save: bool = True, flush: bool = True) -> str | None:
         """DEBUG RELOAD: save (unless NOSAVE), empty the data set (unless NOFLUSH), load the

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -203,3 +204,31 @@ def test_a_signal_logs_each_step_of_a_clean_stop(
     assert (data / "dump.rdb").exists()
     # Marks as redis-server's log: '#' for warnings, '*' for notices.
     assert any(" # Received " in line for line in err.decode().splitlines())
+
+
+def test_systemd_hears_ready_once_the_server_answers_and_stopping_at_a_signal(
+        tmp_path: Path) -> None:
+    """``supervised systemd`` with systemd's NOTIFY_SOCKET: READY=1 comes when the port
+    answers (a Type=notify unit starts its dependents then), STOPPING=1 at SIGTERM."""
+    path = str(tmp_path / "notify")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    sock.settimeout(30)
+    port = free_port()
+    proc = subprocess.Popen([*SLUICE, "--port", str(port), "--save", "", "--supervised",
+                             "systemd"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=dict(os.environ, NOTIFY_SOCKET=path))
+    try:
+        got = []
+        while b"READY=1\n" not in got:
+            got.append(sock.recv(100))
+        assert answers(port)  # ready means ready: the listener is open
+        assert got[0] == b"STATUS=Sluice is loading...\n"
+        proc.send_signal(signal.SIGTERM)
+        assert sock.recv(100) == b"STOPPING=1\n"
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        sock.close()

@@ -104,7 +104,8 @@ def test_bio_thread_gets_its_list_or_the_cpus_the_process_started_with() -> None
 
 def test_forked_writer_pins_itself_as_its_setting_says(tmp_path: Path) -> None:
     out = tmp_path / "cpus"
-    server: Any = SimpleNamespace(config=SimpleNamespace(bgsave_cpulist=str(CPU)),
+    server: Any = SimpleNamespace(config=SimpleNamespace(bgsave_cpulist=str(CPU),
+                                                         oom_score_adj="no"),
                                   stats=Counter(), latency=LatencyMonitor())
     pid = fork_writer(server, lambda: out.write_text(repr(sorted(os.sched_getaffinity(0)))),
                       "bgsave_cpulist")
