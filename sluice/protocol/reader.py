@@ -427,7 +427,7 @@ class RequestReader:
     """
 
     __slots__ = ("_hi", "_qb", "_lent", "_held", "_held_bytes", "_pure", "_error",
-                 "max_bulk_len", "auth_required", "_suspect")
+                 "max_bulk_len", "auth_required", "_suspect", "_serving")
 
     def __init__(self, max_bulk_len: int = PROTO_MAX_BULK_LEN, auth_required: bool = False):
         self._hi = hiredis.Reader()
@@ -440,6 +440,9 @@ class RequestReader:
         self.max_bulk_len = max_bulk_len
         self.auth_required = auth_required
         self._suspect = False  # input not given to hiredis (a huge count): replay it
+        # While a read is served (``received`` to ``end_read``): the input it began with,
+        # what Redis's query buffer holds until its requests have all run (-1: no read).
+        self._serving = -1
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -482,12 +485,14 @@ class RequestReader:
         if qb.end > qb.peak:
             qb.peak = qb.end
         self._ingest(pos, n)
+        self._serving = qb.end - qb.start + self._held_bytes
 
     def end_read(self) -> bool:
         """The read has been served: give the reusable buffer back if it holds nothing
         unparsed, else keep it as this client's own (Redis's ``resetReusableQueryBuf``).
         Returns whether the client now holds a buffer of its own (for the cron to trim)."""
         global _reusable
+        self._serving = -1
         if not self._lent:
             return self._qb is not None
         self._lent = False
@@ -549,10 +554,21 @@ class RequestReader:
         qb = self._qb
         return (qb.end - qb.start if qb is not None else 0) + self._held_bytes
 
+    def shown(self) -> int:
+        """``qbuf`` as CLIENT LIST shows it: while a read is served, all the input it began
+        with (Redis trims its query buffer only once the read's requests have run, so the
+        running command is still in it); else what is pending."""
+        return self._serving if self._serving >= 0 else self.pending()
+
     def free(self) -> int:
-        """Room after the input in the buffer this client reads into (``qbuf-free``)."""
+        """Room after the input in the buffer this client reads into (``qbuf-free``; while a
+        read is served, after the input it began with, as ``shown``)."""
         qb = self._qb
-        return len(qb.data) - qb.end if qb is not None else 0
+        if qb is None:
+            return 0
+        if self._serving >= 0:
+            return max(len(qb.data) - self._serving, 0)
+        return len(qb.data) - qb.end
 
     def buffer_size(self) -> int:
         """The capacity of this client's own query buffer (0 while it holds none)."""

@@ -299,7 +299,7 @@ class Client:
         multi = len(self.multi) if self.multi is not None else -1
         multi_mem = self.multi_bytes()
         argv_mem = sum(len(a) for a in self.argv)
-        qbuf = self.reader.pending()
+        qbuf = self.reader.shown()
         qbuf_free = self.reader.free()
         sock = self.transport.get_extra_info("socket") if self.transport is not None else None
         fd = sock.fileno() if sock is not None else -1

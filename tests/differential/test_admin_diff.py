@@ -416,6 +416,24 @@ def test_client_info_fields(raw_pair: Any) -> None:
     assert names[0] == names[1]
 
 
+def test_the_running_commands_bytes_show_in_its_qbuf(raw_pair: Any) -> None:
+    """While a command runs, Redis's query buffer still holds it (it is trimmed once the
+    read's requests have run): CLIENT INFO shows qbuf=26 for its own 26 bytes, and an
+    idle connection holds no buffer at all (qbuf=0 qbuf-free=0); Tcl introspection's CLIENT
+    LIST and querybuf's reusable-buffer test check both."""
+    seen = []
+    for c in raw_pair:
+        idle = RawClient(c.sock.getpeername()[1], 2)
+        idle.call("CLIENT", "SETNAME", "idle")
+        info = _parse(c.call("CLIENT", "INFO")).decode()
+        idle_line = next(line for line in _parse(c.call("CLIENT", "LIST")).decode().splitlines()
+                         if "name=idle" in line)
+        seen.append((re.search(r"qbuf=\d+", info)[0],  # type: ignore[index]
+                     re.search(r"qbuf=\d+ qbuf-free=\d+", idle_line)[0]))  # type: ignore[index]
+        idle.close()
+    assert seen[0] == seen[1] == ("qbuf=26", "qbuf=0 qbuf-free=0")
+
+
 def test_client_counters(raw_pair: Any) -> None:
     """tot-net-in, tot-cmds and total_commands_processed count the same things: EXEC's
     commands but not their queueing, not refused commands, the running command's input."""
