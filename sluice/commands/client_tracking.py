@@ -45,11 +45,13 @@ def _overlap(a: bytes, b: bytes) -> bool:
 
 
 def _check_prefixes(ctx: Context, prefixes: list[bytes]) -> None:
-    """``checkPrefixCollisionsOrReply``."""
+    """``checkPrefixCollisionsOrReply``: O(the client's prefixes) for each new one (the error
+    names the first overlapping one in byte order, as Redis's walk of its rax does)."""
+    mine = ctx.tracking_prefixes
     for i, prefix in enumerate(prefixes):
-        for mine in sorted(ctx.tracking_prefixes):
-            if _overlap(mine, prefix):
-                raise CommandError(TRACKING_PREFIX_OVERLAP % (prefix, mine))
+        if mine and any(_overlap(have, prefix) for have in mine):
+            first = min(have for have in mine if _overlap(have, prefix))
+            raise CommandError(TRACKING_PREFIX_OVERLAP % (prefix, first))
         for other in prefixes[i + 1:]:
             if _overlap(prefix, other):
                 raise CommandError(TRACKING_PREFIX_OVERLAP_ARGS % (prefix, other))

@@ -44,6 +44,11 @@ _monotonic = time.monotonic
 # about 0.9 MB): the command table, the databases, the listeners.
 STARTUP = 900 * 1024
 CLIENT_BASE = 6 * 1024  # a connection: its objects, reader, transport, protocol
+# What a connection's lists cost per entry (measured with tracemalloc on CPython 3.12; the
+# strings themselves are counted only where the connection holds its own copy):
+WATCH_COST = 300  # a WATCHed key: its WatchedKey, its key and both lists' entries
+SUBSCRIPTION_COST = 96  # a channel or pattern: the connection's entry, its share of the map's
+PREFIX_COST = 128  # a BCAST tracking prefix: the connection's entry, its share of the map's
 
 
 def rss() -> int:
@@ -58,13 +63,22 @@ def rss() -> int:
 
 def client_memory(c: Client) -> int:
     """What a connection holds: its structures, its query and output buffers, the writes its
-    transport could not send yet, a queued transaction (Redis's getClientMemoryUsage)."""
+    transport could not send yet, a queued transaction, its WATCHed keys, subscriptions and
+    tracking prefixes (Redis's getClientMemoryUsage). O(1) but for a queued transaction."""
     size = CLIENT_BASE + len(c.out) + c.reader.held()
     t = c.transport
     if t is not None:
         size += t.get_write_buffer_size()
     if c.multi:
         size += sum(len(a) + 48 for _, argv in c.multi for a in argv)
+    if c.watched:
+        size += len(c.watched) * WATCH_COST
+    subscriptions = (len(c.pubsub_channels) + len(c.pubsub_patterns)
+                     + len(c.pubsub_shard_channels))
+    if subscriptions:
+        size += subscriptions * SUBSCRIPTION_COST
+    if c.tracking_prefixes:
+        size += len(c.tracking_prefixes) * PREFIX_COST
     return size
 
 

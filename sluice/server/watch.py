@@ -47,12 +47,16 @@ class Watches:
     def watch(self, client: Client, key: bytes) -> None:
         """WATCH ``key`` in the client's database (a second WATCH of it changes nothing)."""
         db = client.db
-        for wk in client.watched:
-            if wk.db is db and wk.key == key:
-                return
+        watchers = self.keys.get((db.id, key))
+        if watchers is None:
+            watchers = self.keys[(db.id, key)] = []
+        else:  # O(the key's watchers), not O(the client's keys)
+            for wk in watchers:
+                if wk.client is client:
+                    return
         wk = WatchedKey(client, db, key, self._expired(db, key))
         client.watched.append(wk)
-        self.keys.setdefault((db.id, key), []).append(wk)
+        watchers.append(wk)
 
     def unwatch_all(self, client: Client) -> None:
         """UNWATCH, EXEC, DISCARD, RESET or a client leaving: forget the client's keys."""
