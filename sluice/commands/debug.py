@@ -214,7 +214,8 @@ def _protocol(ctx: Context, argv: list[bytes]) -> Reply:
 def _object(ctx: Context, argv: list[bytes]) -> Reply:
     db = ctx.db
     key = argv[2]
-    value = db.peek(key)
+    # the key as stored (Redis's dbFind): one logically expired is described, not deleted
+    value = db.data.get(key)
     if value is None:
         raise CommandError(NO_SUCH_KEY)
     encoding = db.encoding(key, value)

@@ -394,6 +394,30 @@ def test_tot_cmds_counts_a_scripts_commands_for_its_caller(raw_pair: Any) -> Non
     assert deltas == [4, 4]
 
 
+def test_debug_object_sees_a_logically_expired_key(debug_servers: tuple[int, int]) -> None:
+    """DEBUG OBJECT looks the key up as it is stored (Redis's dbFind): an expired key not yet
+    deleted is still described, nothing is deleted or counted; EXISTS then deletes it
+    (Tcl scripting "Script delete the expired key")."""
+    outcomes = []
+    for port in debug_servers:
+        c = RawClient(port)
+        c.call("FLUSHALL")
+        c.call("DEBUG", "SET-ACTIVE-EXPIRE", "0")
+        c.call("SET", "key", "value", "PX", "1")
+        c.call("DEBUG", "SLEEP", "0.01")  # the server's own clock moves past the expiry
+        fields = ("keyspace_hits", "keyspace_misses", "expired_keys")
+        before = [_info_value(c, "stats", f) for f in fields]
+        described = c.call("DEBUG", "OBJECT", "key")
+        counters = [_info_value(c, "stats", f) == was for f, was in zip(fields, before, strict=True)]
+        outcomes.append((described[:12], c.call("DBSIZE"), counters,
+                         c.call("EVAL", "return redis.call('EXISTS', KEYS[1])", "1", "key"),
+                         c.call("DBSIZE")))
+        c.call("DEBUG", "SET-ACTIVE-EXPIRE", "1")
+        c.close()
+    assert outcomes[0] == outcomes[1] == (b"+Value at:0x", b":1\r\n", [True] * 3, b":0\r\n",
+                                          b":0\r\n")
+
+
 def test_list_compress_depth_is_kept(raw_pair: Any) -> None:
     """Redis's list units set it first thing: it must be a known, settable parameter."""
     for c in raw_pair:
