@@ -441,16 +441,22 @@ def script_call(server: Server, client: Client, cmd: Command, argv: list[bytes])
     client.cmd = cmd
     client.propagate_argv = None
     dirty = server.dirty
-    server.keyspace.access.counting = cmd.counts_lookups
+    access = server.keyspace.access
+    access.counting = cmd.counts_lookups
     args = client.args
     args.argv = argv
     args.pos = cmd.first_arg
+    touch = access.no_touch and cmd.name == "touch"
+    if touch:  # CLIENT NO-TOUCH spares reads, not TOUCH, also from a script (executing_client)
+        access.set_no_touch(False)
     start = _perf_ns()
     try:
         reply = cmd.handler(client, args)  # type: ignore[misc]  # containers never run
     except Exception as e:  # noqa: BLE001 - a bug must never take the server down
         reply = handler_error(server, cmd, e)
     duration = (_perf_ns() - start) // 1000
+    if touch:
+        access.set_no_touch(True)
     if server.tracking.count and cmd.flags & F.READONLY:
         remember_reads(server, cmd, argv)  # a script's reads are its caller's
     cmd.usec += duration
@@ -562,7 +568,12 @@ def exec_queued(server: Server, client: Client) -> Reply:
                     if server.hotkeys_tracking is not None:
                         hotkeys.exec_reply(denied.reply, client.resp3)
                     continue
-            replies.append(call(server, client, cmd, argv))
+            if client.no_touch and cmd.name == "touch":  # a queued TOUCH touches
+                server.keyspace.access.set_no_touch(False)
+                replies.append(call(server, client, cmd, argv))
+                server.keyspace.access.set_no_touch(True)
+            else:
+                replies.append(call(server, client, cmd, argv))
             if server.hotkeys_tracking is None:
                 synced = False
             elif not synced:  # HOTKEYS START inside the transaction: count what came before

@@ -70,9 +70,13 @@ def test_lfu_counter_through_writes_as_redis(raw: tuple[RawClient, RawClient]) -
         _both(raw, *command)
         freqs = [[c.call("OBJECT", "FREQ", key) for key in keys] for c in raw]
         assert freqs[0] == freqs[1], (command, keys, freqs)
-    # CLIENT NO-TOUCH: reads leave the counter alone (TOUCH still counts); OFF restores it
+    # CLIENT NO-TOUCH: reads leave the counter alone (TOUCH still counts, also from a script
+    # or a transaction, but a script's GET does not); OFF restores it
     _both(raw, "CLIENT", "NO-TOUCH", "ON")
-    for command in (["GET", "s"], ["TOUCH", "s"], ["SET", "s", "nt"], ["GET", "s"]):
+    for command in (["GET", "s"], ["TOUCH", "s"], ["SET", "s", "nt"], ["GET", "s"],
+                    ["EVAL", "return redis.call('touch', KEYS[1])", "1", "s"],
+                    ["EVAL", "return redis.call('get', KEYS[1])", "1", "s"],
+                    ["MULTI"], ["GET", "s"], ["TOUCH", "s"], ["EXEC"]):
         _both(raw, *command)
         _both(raw, "OBJECT", "FREQ", "s")
     _both(raw, "CLIENT", "NO-TOUCH", "OFF")
