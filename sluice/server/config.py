@@ -44,6 +44,7 @@ class Config:
         self._listeners: dict[str, list[Callable[[Any], None]]] = {}
         self.config_file: str | None = None
         self._file_lines: list[str] = []
+        self._save_loaded = False  # a 'save' directive was read at start
         for p in [*PARAMS, *REDIS_PARAMS, *params]:
             self.add(p)
 
@@ -113,6 +114,13 @@ class Config:
         for p, value in staged:
             if p.flags & MULTI:
                 value = getattr(self, p.attr) + value  # each directive line adds
+            elif at_start and p.name == "save":
+                # at start the first 'save' line (file or command line) replaces the
+                # defaults, later ones add to it, and 'save ""' clears (Redis's
+                # setConfigSaveOption); CONFIG SET replaces
+                if value and self._save_loaded:
+                    value = self.save + value
+                self._save_loaded = True
             setattr(self, p.attr, value)
         if not at_start:
             for p, value in staged:
