@@ -64,6 +64,7 @@ from .pause import ClientPause
 from .pubsub import PubSub
 from .replication import Replication
 from .scripting import ScriptSupport
+from .security import apply_renames, insecure_config_warning
 from .streams_bg import StreamDirectory, retention_cycle
 from .supervised import Supervisor
 from .tracking import Tracking
@@ -179,8 +180,6 @@ class Server:
         self.script_support = ScriptSupport(self)  # script clients, effects, the busy pump
         self.scripting = Scripting(self.config, self.script_support)  # docs/scripting.md
         if self.config.rename_command:
-            from .security import apply_renames
-
             apply_renames(self.table, self.config.rename_command)
             self.rebuild_command_names()
 
@@ -302,6 +301,10 @@ class Server:
             await self._start_metrics(self.config.metrics_port)
         self._schedule_cron()
         log.info("Ready to accept connections on port %s", self.port)
+        warning = insecure_config_warning(not self.auth_required(), self.config.protected_mode,
+                                          self.config.bind)
+        if warning is not None:
+            log.warning("%s", warning)
 
     def track_task(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run ``coro`` as a task that ``close`` waits for (nothing is left running)."""

@@ -80,6 +80,34 @@ def protected_configs_allowed(server: Any, client: Client) -> bool:
     return allow_protected_action(server.config.enable_protected_configs, client)
 
 
+_ANY_ADDRESS = frozenset({"*", "0.0.0.0", "::*", "::"})
+
+INSECURE_ANYWHERE = (
+    "WARNING: Redis does not require authentication and is not protected by network "
+    "restrictions. Redis will accept connections from any IP address on any network interface.")
+INSECURE_INTERFACE = (
+    "WARNING: Redis does not require authentication. Redis will accept connections from any "
+    "IP address on the configured network interface.")
+INSECURE_LOCAL = (
+    "WARNING: Redis does not require authentication. Redis will accept connections from any "
+    "local client.")
+
+
+def insecure_config_warning(default_open: bool, protected_mode: bool,
+                            bind: list[str]) -> str | None:
+    """The warning Redis 8.6 logs once ready when the default user needs no password
+    (``on nopass``): by protected mode, then by whether ``bind`` has an any-address
+    (``*``, ``0.0.0.0``, ``::*``, ``::``, optional or not) or is empty. Checked against
+    redis-server 8.6.3's log for each case."""
+    if not default_open:
+        return None
+    if protected_mode:
+        return INSECURE_LOCAL
+    if not bind or any(a.removeprefix("-") in _ANY_ADDRESS for a in bind):
+        return INSECURE_ANYWHERE
+    return INSECURE_INTERFACE
+
+
 def set_keepalive(sock: socket.socket, interval: int) -> None:
     """``anetKeepAlive``: probes after ``interval`` idle seconds, every interval/3, 3 times."""
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)

@@ -4,6 +4,7 @@ BGSAVE child), with their errors byte for byte."""
 
 from __future__ import annotations
 
+import fnmatch
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -75,3 +76,38 @@ def test_oom_score_adj_as_redis(servers: list[ProcessServer]) -> None:
         assert a == b, (i, steps[i], a, b)
     assert outcomes[0] == outcomes[1]
     assert outcomes[0][1]  # "no" put the original score back
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--protected-mode", "yes"], "*connections from any local client."),
+    (["--protected-mode", "no"], "*connections from any IP address on the configured network "
+                                 "interface."),
+    (["--protected-mode", "no", "--requirepass", "secret"], None),
+    (["--protected-mode", "yes", "--user", "default", "off"], None),
+])
+def test_insecure_configuration_warning_as_redis(tmp_path: Path, args: list[str],
+                                                 expected: str | None) -> None:
+    """Once ready, a server whose default user needs no password warns in its log, by its
+    protected mode and bind (both servers bind 127.0.0.1 here; binding every interface is
+    left to the unit test, tests/unit/server/test_security.py)."""
+    require_redis_server()
+    found = []
+    for kind in ("sluice", "redis"):
+        d = tmp_path / kind
+        d.mkdir()
+        log = d / "server.log"
+        server = ProcessServer(kind, ["--logfile", str(log), *args], cwd=str(d)).start()
+        try:
+            # the warning follows the ready line: wait for the ready line, then read
+            wait_until(lambda log=log: "eady to accept connections" in log.read_text(),
+                       what="the ready line")
+            lines = [line for line in log.read_text().splitlines()
+                     if "does not require authentication" in line]
+        finally:
+            server.stop()
+        found.append([line[line.index("WARNING"):] for line in lines])
+    assert found[0] == found[1]
+    if expected is None:
+        assert found[0] == []
+    else:
+        assert len(found[0]) == 1 and fnmatch.fnmatchcase(found[0][0], expected)

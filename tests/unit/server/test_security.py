@@ -1,4 +1,5 @@
-"""Which peers protected mode and the ``local`` settings call local (Redis 8.6's rule)."""
+"""Which peers protected mode and the ``local`` settings call local (Redis 8.6's rule), and
+which insecure-configuration warning a server logs once ready."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from sluice.server.security import is_local_address, is_local_peer
+from sluice.server.security import (
+    INSECURE_ANYWHERE,
+    INSECURE_INTERFACE,
+    INSECURE_LOCAL,
+    insecure_config_warning,
+    is_local_address,
+    is_local_peer,
+)
 
 
 @pytest.mark.parametrize(("ip", "local"), [
@@ -37,3 +45,24 @@ def test_unix_peers_are_local_and_tcp_peers_by_address() -> None:
     finally:
         for t in (unix, remote, loop2):
             t.sock.close()
+
+
+# each case was run on redis-server 8.6.3 and its log read
+@pytest.mark.parametrize(("default_open", "protected", "bind", "expected"), [
+    (True, False, ["*"], INSECURE_ANYWHERE),
+    (True, False, ["0.0.0.0"], INSECURE_ANYWHERE),
+    (True, False, ["-0.0.0.0"], INSECURE_ANYWHERE),
+    (True, False, ["::*"], INSECURE_ANYWHERE),
+    (True, False, ["::"], INSECURE_ANYWHERE),
+    (True, False, ["*", "-::*"], INSECURE_ANYWHERE),
+    (True, False, ["127.0.0.1", "::*"], INSECURE_ANYWHERE),
+    (True, False, ["127.0.0.1"], INSECURE_INTERFACE),
+    (True, False, ["127.0.0.1", "-::1"], INSECURE_INTERFACE),
+    (True, True, ["*"], INSECURE_LOCAL),
+    (True, True, ["127.0.0.1"], INSECURE_LOCAL),
+    (False, False, ["*"], None),
+    (False, True, ["127.0.0.1"], None),
+])
+def test_insecure_config_warning(default_open: bool, protected: bool, bind: list[str],
+                                 expected: str | None) -> None:
+    assert insecure_config_warning(default_open, protected, bind) == expected
