@@ -177,10 +177,18 @@ def _render_words(value: list[list[bytes]]) -> bytes:
 def _parse_replicaof(args: list[bytes]) -> str:
     """Only "not a replica": Sluice has no replication, so a config naming a master is
     refused at start rather than ignored (CONFIG SET replicaof is immutable, as in Redis)."""
-    words = b" ".join(args).split()
-    if words and [w.lower() for w in words] != [b"no", b"one"]:
-        raise ConfigError("Sluice has no replication: replicaof must be 'no one'")
-    return ""
+    if not b"".join(args).strip():
+        return ""
+    if len(args) == 1:  # 'replicaof "no one"': one argument holding both (as Redis takes it)
+        args = args[0].split()
+    if len(args) != 2:  # Redis's loader knows the directive with two arguments only
+        raise ConfigError("Unknown option or number of arguments for replicaof")
+    if [w.lower() for w in args] == [b"no", b"one"]:
+        return ""
+    port = args[1]
+    if not port.isdigit() or int(port) > 65535:  # Redis checks it before anything else
+        raise ConfigError("Invalid master port")
+    raise ConfigError("Sluice has no replication: replicaof must be 'no one'")
 
 
 def _parse_octal(args: list[bytes]) -> int:

@@ -144,6 +144,23 @@ def test_settings_sluice_cannot_honour_are_refused_at_start() -> None:
             Config().load_argv(argv)
 
 
+@pytest.mark.parametrize(("argv", "line", "reason"), [
+    # redis-server 8.6.3's refusals of the same command lines (its Tcl introspection test)
+    (["--replicaof", "127.0.0.1", "abc"], """'replicaof "127.0.0.1" "abc"'""",
+     "Invalid master port"),
+    (["--replicaof", "--127.0.0.1", "abc"], """'replicaof "--127.0.0.1" "abc"'""",
+     "Invalid master port"),
+    (["--replicaof", "127.0.0.1", "70000"], """'replicaof "127.0.0.1" "70000"'""",
+     "Invalid master port"),
+    (["--replicaof", "--127.0.0.1", "--abc"], """'replicaof "--127.0.0.1"'""",
+     "wrong number of arguments"),
+])
+def test_replicaof_errors_as_redis(argv: list[str], line: str, reason: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        Config().load_argv(argv)
+    assert f">>> {line}" in str(e.value) and reason in str(e.value)
+
+
 def _default_settings(cmd: list[str], port: int, cwd: str) -> dict[str, str]:
     proc = subprocess.Popen([*cmd, "--port", str(port)], cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
