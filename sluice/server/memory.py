@@ -235,13 +235,16 @@ class Memory:
             limit = server.config.maxmemory * -limit // 100
         if not limit:
             return
+        # never below 128 KB, so that a bad setting cannot shut every client out (Redis's
+        # getClientEvictionLimit)
+        limit = max(limit, 128 * 1024)
         sizes = [(client_memory(c), c) for c in server.clients.values()]
         total = sum(size for size, _ in sizes)
-        if total <= limit:
+        if total < limit:
             return
         sizes.sort(key=lambda pair: pair[0], reverse=True)
         for size, c in sizes:
-            if total <= limit:
+            if total < limit:
                 break
             if c.no_evict or c.transport is None or c.closed:
                 continue

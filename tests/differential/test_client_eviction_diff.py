@@ -113,3 +113,22 @@ def test_watching_a_key_twice_counts_it_once(pair: tuple[ThreadedServer, Process
         r.close()
         other.close()
     assert outcomes[0] == outcomes[1] == (2, 3, "3")
+
+
+@pytest.mark.parametrize("setting", [("maxmemory-clients", "1"),
+                                     ("maxmemory-clients", "10%", "maxmemory", "1000")])
+def test_a_tiny_limit_counts_as_128_kb(pair: tuple[ThreadedServer, ProcessServer],
+                                       setting: tuple[str, ...]) -> None:
+    """A limit below 128 KB is taken as 128 KB, so that clients can still talk to the
+    server; one holding more than that is evicted all the same."""
+    outcomes = []
+    for server in pair:
+        r = server.client()
+        r.execute_command("CONFIG", "SET", *setting)
+        alive = [r.ping(), r.echo("still here"), r.get("k")]
+        sent = _commands_until_closed(server.port, KINDS["watch"])
+        stats = r.info("stats")
+        outcomes.append((alive, sent is not None, stats["evicted_clients"]))
+        r.execute_command("CONFIG", "SET", "maxmemory", "0", "maxmemory-clients", "0")
+        r.close()
+    assert outcomes[0] == outcomes[1] == ([True, b"still here", None], True, 1)
