@@ -14,6 +14,7 @@ start-up with Redis's message naming the line.
 from __future__ import annotations
 
 import fnmatch
+import glob
 import logging
 import os
 from collections.abc import Callable, Iterable
@@ -24,6 +25,7 @@ from sluice.commands.errors import ConfigError as ConfigError  # re-exported: it
 from sluice.protocol import split_inline_args
 
 from .config_redis import REDIS_PARAMS
+from .config_rewrite import rewrite_file
 from .config_table import HIDDEN, IMMUTABLE, MULTI, PARAMS, PROTECTED, Param
 
 log = logging.getLogger("sluice")
@@ -43,7 +45,6 @@ class Config:
         self._params: dict[str, Param] = {}
         self._listeners: dict[str, list[Callable[[Any], None]]] = {}
         self.config_file: str | None = None
-        self._file_lines: list[str] = []
         self._save_loaded = False  # a 'save' directive was read at start
         for p in [*PARAMS, *REDIS_PARAMS, *params]:
             self.add(p)
@@ -155,10 +156,9 @@ class Config:
             raise ConfigError(
                 f"Fatal error, can't open config file '{path}': {e.strerror}") from None
         self.config_file = os.path.abspath(path)
-        self._file_lines = lines
         self.load_text(lines)
 
-    def load_text(self, lines: list[str]) -> None:
+    def load_text(self, lines: list[str], depth: int = 0) -> None:
         for lineno, line in enumerate(lines, 1):
             stripped = line.strip()
             if not stripped or stripped.startswith("#"):
@@ -168,6 +168,9 @@ class Config:
                 raise ConfigError(_fatal(lineno, line, "Unbalanced quotes in configuration line"))
             if not args:
                 continue
+            if args[0].lower() == b"include" and len(args) == 2:
+                self._include(args[1].decode(errors="surrogateescape"), depth)
+                continue
             try:
                 self.set_many([(args[0], args[1:])], at_start=True)
             except ConfigError as e:
@@ -175,6 +178,25 @@ class Config:
                 if msg.startswith("Unknown option"):
                     msg = "Bad directive or wrong number of arguments"
                 raise ConfigError(_fatal(lineno, line, msg)) from None
+
+    def _include(self, pattern: str, depth: int) -> None:
+        """``include <file>``: its directives apply here, in place. A pattern with ``*``,
+        ``?`` or ``[`` includes every match, in name order, and may match nothing (an empty
+        conf.d); a plain name must open. Nested includes stop at a depth of 16."""
+        if depth >= 16:
+            raise ConfigError(f"Fatal error, include nesting too deep at '{pattern}'")
+        if any(c in pattern for c in "*?["):
+            paths = sorted(glob.glob(pattern))
+        else:
+            paths = [pattern]
+        for path in paths:
+            try:
+                with open(path, encoding="utf-8", errors="surrogateescape") as f:
+                    lines = f.read().splitlines()
+            except OSError as e:
+                raise ConfigError(
+                    f"Fatal error, can't open config file '{path}': {e.strerror}") from None
+            self.load_text(lines, depth + 1)
 
     def load_argv(self, argv: list[str]) -> None:
         """``--port 7000 --save ""``: each ``--name`` starts a directive, as redis-server.
@@ -203,45 +225,15 @@ class Config:
                                   "(sluice-server --help shows the usage)")
         self.load_text(lines)
 
-    def rewrite(self) -> None:
-        """CONFIG REWRITE: update the file's directives in place, append changed ones."""
+    def rewrite(self, users: list[str] | None, force_all: bool = False) -> None:
+        """CONFIG REWRITE (config_rewrite.py): the config file brought up to date; ``users``
+        are the ACL's ``user`` lines (None: an aclfile keeps them). Raises ConfigError
+        without a config file, OSError when the file cannot be written."""
         if not self.config_file:
             raise ConfigError("The server is running without a config file")
-        done: set[str] = set()
-        out: list[str] = []
-        for line in self._file_lines:
-            words = line.strip().split(None, 1)
-            p = self._params.get(words[0].lower()) if words and not words[0].startswith("#") else None
-            if p is None:
-                out.append(line)
-                continue
-            if p.name in done:
-                continue
-            done.add(p.name)
-            out.extend(self._lines(p))
-        for name in sorted({p.name for p in self._params.values()}):
-            p = self._params[name]
-            if name not in done and getattr(self, p.attr) != p.default:
-                out.extend(self._lines(p))
-        tmp = self.config_file + ".tmp"
-        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.write("\n".join(out) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.config_file)
-        self._file_lines = out
-
-    def _lines(self, p: Param) -> list[str]:
-        if p.flags & MULTI:  # one line per value: 'user alice on ...', 'rename-command a b'
-            return [p.name + " " + b" ".join(words).decode(errors="surrogateescape")
-                    for words in getattr(self, p.attr)]
-        return [f"{p.name} {self._quoted(p)}"]
-
-    def _quoted(self, p: Param) -> str:
-        text = p.to_bytes(getattr(self, p.attr)).decode(errors="surrogateescape")
-        if p.kind == "special" and text:
-            return text
-        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"' if (not text or " " in text) else text
+        params = list(self._params.values())
+        values = {p.name: getattr(self, p.attr) for p in params}
+        rewrite_file(self.config_file, params, values, users, force_all)
 
 
 def _fatal(lineno: int, line: str, reason: str) -> str:
