@@ -145,20 +145,22 @@ class ProcessServer:
     """A server in a subprocess: ``kind`` is ``sluice`` or ``redis`` (the reference)."""
 
     def __init__(self, kind: str = "sluice", args: list[str] | None = None,
-                 cwd: str | None = None) -> None:
+                 cwd: str | None = None, config_file: str | None = None) -> None:
         self.kind = kind
         self.port = free_port()
         self.args = args or []
+        self.config_file = config_file  # given first, as redis-server takes it
         self.cwd = cwd
         self._tmpdir = ""
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 15.0) -> ProcessServer:
+        first = [self.config_file] if self.config_file else []
         if self.kind == "redis":
-            cmd = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+            cmd = [REDIS_SERVER, *first, "--port", str(self.port), "--bind", "127.0.0.1",
                    "--save", "", "--appendonly", "no", *self.args]
         else:
-            cmd = [sys.executable, "-m", "sluice.server", "--port", str(self.port),
+            cmd = [sys.executable, "-m", "sluice.server", *first, "--port", str(self.port),
                    "--bind", "127.0.0.1", "--save", "", *self.args]
         if self.cwd is None:  # never load a dump.rdb lying in the caller's directory
             self.cwd = self._tmpdir = tempfile.mkdtemp(prefix=f"{self.kind}-test-")

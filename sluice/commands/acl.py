@@ -90,6 +90,15 @@ def acl_list(ctx: Context, args: Args) -> Reply:
     return [b"user " + u.name + b" " + u.describe() for u in _mgr(ctx).sorted_users()]
 
 
+def config_user_lines(ctx: Context) -> list[str] | None:
+    """The ``user`` lines CONFIG REWRITE writes: ACL LIST's, or None when an aclfile keeps
+    the users (its lines are then dropped from the config file, as Redis does)."""
+    if ctx.server.config.aclfile:
+        return None
+    return [(b"user " + u.name + b" " + u.describe()).decode(errors="surrogateescape")
+            for u in _mgr(ctx).sorted_users()]
+
+
 def acl_users(ctx: Context, args: Args) -> Reply:
     return [u.name for u in _mgr(ctx).sorted_users()]
 

@@ -28,6 +28,7 @@ import time
 
 from sluice.protocol import OK, Map, Raw
 
+from .acl import config_user_lines
 from .args import Args, parse_int
 from .context import Command, Context, Reply
 from .debug import debug  # DEBUG has a module of its own; its row is in the table below
@@ -96,15 +97,12 @@ def config_resetstat(ctx: Context, args: Args) -> Reply:
 
 
 def config_rewrite(ctx: Context, args: Args) -> Reply:
-    config = ctx.server.config
-    if not config.config_file:
+    if not ctx.server.config.config_file:
         raise CommandError(CONFIG_NO_FILE)
     try:
-        config.rewrite()
-    except ConfigError as e:
-        raise CommandError("ERR " + str(e)) from None
+        ctx.server.config.rewrite(config_user_lines(ctx))
     except OSError as e:
-        log.warning("CONFIG REWRITE failed: %s", e)
+        log.warning("CONFIG REWRITE failed: %s", e.strerror)
         raise CommandError(f"ERR Rewriting config file: {e.strerror}") from None
     log.info("CONFIG REWRITE executed with success.")
     return OK

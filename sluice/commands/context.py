@@ -158,7 +158,8 @@ class Settings(Protocol):
     def get_matching(self, patterns: Sequence[bytes]) -> dict[bytes, bytes]: ...  # CONFIG GET
     def set_many(self, pairs: list[tuple[bytes, list[bytes]]], *,
                  protected_ok: bool = False) -> None: ...  # CONFIG SET: all or none
-    def rewrite(self) -> None: ...  # CONFIG REWRITE (raises ConfigError, OSError)
+    def rewrite(self, users: list[str] | None, force_all: bool = False) -> None: ...
+    # CONFIG REWRITE (config_rewrite.py; raises ConfigError, OSError)
 
 
 class BlockedOn(Protocol):

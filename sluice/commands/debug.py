@@ -36,6 +36,7 @@ from sluice.protocol import (
 from sluice.storage.quicklist import set_packed_threshold
 from sluice.storage.rdb import SaveOptions, encode_value
 
+from .acl import config_user_lines
 from .args import Args, parse_int, parse_memory
 from .context import Context, Reply
 from .digest import dataset_digest, value_digest
@@ -91,6 +92,8 @@ def _help(ctx: Context, argv: list[bytes]) -> Reply:
     return help_reply("DEBUG", (
         "CHANGE-REPL-ID",
         "    Give the server a new replication ID.",
+        "CONFIG-REWRITE-FORCE-ALL",
+        "    Like CONFIG REWRITE, writing every parameter, at its default or not.",
         "DIGEST",
         "    A SHA-1 fingerprint of the whole data set, as Redis computes it (40 zeros when",
         "    empty): equal data, equal digest.",
@@ -147,6 +150,17 @@ def _reply_copy_avoidance(ctx: Context, argv: list[bytes]) -> Reply:
     """DEBUG REPLY-COPY-AVOIDANCE 0|1: Redis's switch for referencing big strings in replies
     instead of copying them. Sluice's replies are always copies: accepted, nothing to do."""
     _atoi(argv[2])
+    return OK
+
+
+def _config_rewrite_force_all(ctx: Context, argv: list[bytes]) -> Reply:
+    if not ctx.server.config.config_file:
+        return ErrorReply(b"ERR CONFIG-REWRITE-FORCE-ALL failed: "
+                          b"The server is running without a config file")
+    try:
+        ctx.server.config.rewrite(config_user_lines(ctx), force_all=True)
+    except OSError as e:
+        return ErrorReply(b"ERR CONFIG-REWRITE-FORCE-ALL failed: %s" % str(e.strerror).encode())
     return OK
 
 
@@ -324,6 +338,7 @@ _SUBCOMMANDS: dict[bytes, tuple[Callable[[Context, list[bytes]], Reply], int, in
     b"REPLY-COPY-AVOIDANCE": (_reply_copy_avoidance, 3, 3),
     b"SET-ACTIVE-EXPIRE": (_set_active_expire, 3, 3),
     b"PAUSE-CRON": (_pause_cron, 3, 3),
+    b"CONFIG-REWRITE-FORCE-ALL": (_config_rewrite_force_all, 2, 2),
     b"SET-DISABLE-DENY-SCRIPTS": (_set_disable_deny_scripts, 3, 3),
     b"PROTOCOL": (_protocol, 3, 3),
     b"OBJECT": (_object, 3, 3),

@@ -3,12 +3,13 @@
     python -m tests.conformance.shim [config-file] [--directive value ...]
 
 Given a config file first (the suite's server-spawning mode writes one per server from
-``tests/assets/default.conf`` and the test's overrides), it keeps the directives Sluice
-accepts, drops the others (each is appended to ``$SLUICE_SHIM_REPORT``, so a run can list the
-settings Sluice lacks), prints the two log lines the suite waits for before it connects
-(`` PID: <pid>`` ... ``Server initialized``: ``wait_server_started`` in
-``tests/support/server.tcl``) and replaces itself with Sluice, same pid, its log on stdout,
-where the suite looks for ``Ready to accept``.
+``tests/assets/default.conf`` and the test's overrides), it passes the file on when Sluice
+accepts every directive in it (so CONFIG REWRITE updates the file the suite restarts from);
+otherwise it keeps the directives Sluice accepts in a copy and drops the others (each is
+appended to ``$SLUICE_SHIM_REPORT``, so a run can list the settings Sluice lacks). It prints
+the two log lines the suite waits for before it connects (`` PID: <pid>`` ... ``Server
+initialized``: ``wait_server_started`` in ``tests/support/server.tcl``) and replaces itself
+with Sluice, same pid, its log on stdout, where the suite looks for ``Ready to accept``.
 
 Without a config file (the suite's command-line tests: ``exec src/redis-server --port``) the
 arguments go to Sluice unchanged, so its own errors are what the tests see.
@@ -56,16 +57,18 @@ def main(argv: list[str]) -> None:
         if report and refused:
             with open(report, "a", encoding="utf-8") as f:
                 f.writelines(r + "\n" for r in refused)
-        filtered = argv[0] + ".sluice"
-        with open(filtered, "w", encoding="utf-8", errors="surrogateescape") as f:
-            f.writelines(line + "\n" for line in kept)
+        if refused:  # Sluice gets the lines it takes; otherwise the file itself, which
+            # CONFIG REWRITE then updates for the suite's restart_server to read
+            filtered = argv[0] + ".sluice"
+            with open(filtered, "w", encoding="utf-8", errors="surrogateescape") as f:
+                f.writelines(line + "\n" for line in kept)
+            argv = [filtered, *argv[1:]]
         for r in refused:
             _log(f"shim: dropped directive {r}")
         _log(f"Sluice (redis-server shim) started, PID: {os.getpid()}")
         _log("Server initialized")
         sys.stdout.flush()
         os.dup2(1, 2)
-        argv = [filtered, *argv[1:]]
     os.execv(sys.executable, [sys.executable, "-m", "sluice.server", *argv])
 
 

@@ -357,7 +357,6 @@ def test_config_rewrite_keeps_users(make_server: Make, tmp_path: Path) -> None:
     conf = tmp_path / "sluice.conf"
     conf.write_text("port 0\n")
     s.server.config.config_file = str(conf)
-    s.server.config._file_lines = conf.read_text().splitlines()
     admin = client(s)
     admin.acl_setuser("kept", enabled=True, passwords=["+k"], commands=["+get"], keys=["a*"])
     admin.config_rewrite()
