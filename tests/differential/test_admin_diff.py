@@ -103,7 +103,7 @@ SAME_REPLY = [
     ["FUNCTION", "FLUSH", "bogus"], ["FUNCTION", "FLUSH", "a", "b"], ["EVAL"], ["EVAL", "x"],
     ["FCALL_RO", "f"], ["DEBUG"], ["DEBUG", "SLEEP", "0"], ["DPING"],
     # newer than 7.0: COMMAND GETKEYS arity -3 (7.2), CLIENT KILL MAXAGE (7.4), NO-TOUCH (7.2)
-    ["COMMAND", "GETKEYS", "get"], ["CLIENT", "KILL", "MAXAGE", "10"], ["CLIENT", "NO-TOUCH", "on"],
+    ["COMMAND", "GETKEYS", "get"], ["CLIENT", "KILL", "MAXAGE", "100000"], ["CLIENT", "NO-TOUCH", "on"],
     ["CLIENT", "KILL", "MAXAGE", "str"], ["CLIENT", "KILL", "MAXAGE", "9999999999999999999"],
     ["CLIENT", "KILL", "MAXAGE", "-1"], ["CLIENT", "KILL", "MAXAGE", "0"],
     ["CLIENT", "KILL", "MAXAGE", "05"], ["CLIENT", "KILL", "ID", "abc", "MAXAGE", "-1"],
