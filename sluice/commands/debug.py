@@ -123,6 +123,10 @@ def _help(ctx: Context, argv: list[bytes]) -> Reply:
         "    Save a snapshot, empty the dataset and load the snapshot back. NOSAVE loads the",
         "    snapshot on disk without saving first; NOFLUSH keeps the dataset, the keys loaded",
         "    replacing those of the same names (MERGE is accepted: it is what Sluice does).",
+        "REPLYBUFFER PEAK-RESET-TIME <never|reset|<ms>>",
+        "REPLYBUFFER RESIZING <0|1>",
+        "    Accepted: Redis's settings for its per-client reply buffer, which Sluice does not",
+        "    have (nothing is resized either way).",
         "SET-ACTIVE-EXPIRE <0|1>",
         "    0 stops the background expiry of keys (they still expire when accessed); 1",
         "    starts it again.",
@@ -150,6 +154,22 @@ def _reply_copy_avoidance(ctx: Context, argv: list[bytes]) -> Reply:
     """DEBUG REPLY-COPY-AVOIDANCE 0|1: Redis's switch for referencing big strings in replies
     instead of copying them. Sluice's replies are always copies: accepted, nothing to do."""
     _atoi(argv[2])
+    return OK
+
+
+def _replybuffer(ctx: Context, argv: list[bytes]) -> Reply:
+    """DEBUG REPLYBUFFER PEAK-RESET-TIME <never|reset|ms> / RESIZING <0|1>: Redis's knobs for
+    the fixed reply buffer its cron resizes. Sluice has no such buffer (its replies go to a
+    fresh buffer per write), so nothing is resized either way: checked as Redis checks
+    them, accepted, nothing to do."""
+    option = argv[2].lower()
+    if option == b"peak-reset-time":
+        if argv[3].lower() not in (b"never", b"reset"):
+            parse_int(argv[3])
+    elif option == b"resizing":
+        _atoi(argv[3])
+    else:
+        raise subcommand_syntax(argv[1], "DEBUG")
     return OK
 
 
@@ -336,6 +356,7 @@ _SUBCOMMANDS: dict[bytes, tuple[Callable[[Context, list[bytes]], Reply], int, in
     b"LOG": (_log, 3, 3),
     b"SLEEP": (_sleep, 3, 3),
     b"REPLY-COPY-AVOIDANCE": (_reply_copy_avoidance, 3, 3),
+    b"REPLYBUFFER": (_replybuffer, 4, 4),
     b"SET-ACTIVE-EXPIRE": (_set_active_expire, 3, 3),
     b"PAUSE-CRON": (_pause_cron, 3, 3),
     b"CONFIG-REWRITE-FORCE-ALL": (_config_rewrite_force_all, 2, 2),

@@ -139,6 +139,13 @@ DEBUG_CASES = [["DEBUG", "PROTOCOL", t] for t in (
     ["DEBUG", "SET-ACTIVE-EXPIRE", "1"], ["DEBUG", "SET-ACTIVE-EXPIRE"],
     ["DEBUG", "ERROR", "foo bar"], ["DEBUG", "ERROR", "WRONGTYPE custom"], ["DEBUG", "help", "x"],
     ["DEBUG", "JMAP"], ["DEBUG", "PROTOCOL"], ["DEBUG", "PROTOCOL", "string", "x"],
+    ["DEBUG", "REPLYBUFFER", "peak-reset-time", "never"],
+    ["DEBUG", "REPLYBUFFER", "PEAK-RESET-TIME", "100"],
+    ["DEBUG", "REPLYBUFFER", "peak-reset-time", "soon"],
+    ["DEBUG", "REPLYBUFFER", "peak-reset-time", "reset"],
+    ["DEBUG", "REPLYBUFFER", "resizing", "0"], ["DEBUG", "REPLYBUFFER", "resizing", "x"],
+    ["DEBUG", "REPLYBUFFER", "resizing", "1"], ["DEBUG", "REPLYBUFFER", "bogus", "1"],
+    ["DEBUG", "REPLYBUFFER", "resizing"], ["DEBUG", "REPLY-COPY-AVOIDANCE", "0"],
 ]
 
 
