@@ -28,6 +28,7 @@ from sluice.protocol.encoder import ENCODERS, encode_other
 from sluice.storage.keyspace import Database
 
 from .limits import check_output_buffer, hard_limit, output_used
+from .memory import client_memory
 from .notify import notify_keyspace_event
 from .security import is_local_peer
 
@@ -298,7 +299,9 @@ class Client:
         cmd = last.name if last else "NULL"
         multi = len(self.multi) if self.multi is not None else -1
         multi_mem = self.multi_bytes()
-        argv_mem = sum(len(a) for a in self.argv)
+        # the arguments of the running command, or of a blocked one (others are freed)
+        argv_mem = (sum(map(len, self.argv))
+                    if self is self.server.current_client or self.bstate is not None else 0)
         qbuf = self.reader.shown()
         qbuf_free = self.reader.free()
         sock = self.transport.get_extra_info("socket") if self.transport is not None else None
@@ -315,7 +318,7 @@ class Client:
             f"ssub={len(self.pubsub_shard_channels)} multi={multi} watch={len(self.watched)} "
             f"qbuf={qbuf} qbuf-free={qbuf_free} "
             f"argv-mem={argv_mem} multi-mem={multi_mem} rbs=0 rbp=0 obl=0 oll=0 omem={omem} "
-            f"tot-mem={omem + qbuf + qbuf_free + argv_mem + multi_mem} "
+            f"tot-mem={client_memory(self) + (argv_mem if self.bstate is None else 0)} "
             f"events={'rw' if omem else 'r'} cmd={cmd} user={self.user} "
             f"redir={self.tracking_redirect if self.tracking else -1} "
             f"resp={3 if self.resp3 else 2} "

@@ -64,11 +64,14 @@ def rss() -> int:
 def client_memory(c: Client) -> int:
     """What a connection holds: its structures, its query and output buffers, the writes its
     transport could not send yet, a queued transaction, its WATCHed keys, subscriptions and
-    tracking prefixes (Redis's getClientMemoryUsage). O(1) but for a queued transaction."""
+    tracking prefixes (Redis's getClientMemoryUsage, as its last recorded usage: without the
+    arguments of the command about to run). O(1) but for a queued transaction."""
     size = CLIENT_BASE + len(c.out) + c.reader.held()
     t = c.transport
     if t is not None:
         size += t.get_write_buffer_size()
+    if c.bstate is not None:  # a blocked command keeps its arguments (a finished one not)
+        size += sum(map(len, c.argv))
     if c.multi:
         size += sum(len(a) + 48 for _, argv in c.multi for a in argv)
     if c.watched:

@@ -15,8 +15,9 @@ import socket
 from collections.abc import Callable, Iterator
 
 import pytest
+import redis
 
-from tests.support import ProcessServer, ThreadedServer, require_redis_server
+from tests.support import ProcessServer, ThreadedServer, require_redis_server, wait_until
 
 pytestmark = [pytest.mark.differential, pytest.mark.timeout(120)]
 
@@ -132,3 +133,42 @@ def test_a_tiny_limit_counts_as_128_kb(pair: tuple[ThreadedServer, ProcessServer
         r.execute_command("CONFIG", "SET", "maxmemory", "0", "maxmemory-clients", "0")
         r.close()
     assert outcomes[0] == outcomes[1] == ([True, b"still here", None], True, 1)
+
+
+def test_eviction_stops_below_the_limit(pair: tuple[ThreadedServer, ProcessServer]) -> None:
+    """Ten clients each holding a 1 MB request in part, the limit set from CLIENT LIST's
+    tot-mem to hold half of them and the controlling client: the largest go first and
+    eviction stops once the rest fit, so five stay (Tcl client-eviction "evict clients
+    only until below limit"). tot-mem is the size eviction weighs, on both servers."""
+    size = 1 << 20
+    outcomes = []
+    for server in pair:
+        r = server.client()
+        r.client_setname("control")
+        r.execute_command("CLIENT", "NO-EVICT", "on")
+        socks = []
+        for j in range(10):
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            s.sendall(_resp("CLIENT", "SETNAME", f"client{j}"))
+            assert s.recv(100) == b"+OK\r\n"
+            s.sendall(b"*2\r\n$%d\r\n" % size + b"v" * size)
+            socks.append(s)
+
+        def mems(r: redis.Redis = r) -> dict[str, int]:
+            return {c["name"]: int(c["tot-mem"]) for c in r.client_list()}
+
+        wait_until(lambda: all(mems().get(f"client{j}", 0) >= size for j in range(10)),
+                   what="the clients' query buffers")
+        now = mems()
+        biggest = max(now[f"client{j}"] for j in range(10))
+        r.config_set("maxmemory-clients", biggest * 10 // 2 + now["control"])
+        r.ping()  # eviction runs before a command, and in the cron
+        wait_until(lambda: sum(name.startswith("client") for name in mems()) <= 5,
+                   what="the eviction")
+        outcomes.append((sum(name.startswith("client") for name in mems()),
+                         r.info("stats")["evicted_clients"]))
+        r.config_set("maxmemory-clients", "0")
+        for s in socks:
+            s.close()
+        r.close()
+    assert outcomes[0] == outcomes[1] == (5, 5)
