@@ -7,7 +7,8 @@ replies not handed over plus the transport's buffer); over the hard limit of its
 (normal, pubsub) it is closed at once; over the soft limit continuously for more than the
 soft seconds, too. Output buffers are checked whenever replies are handed to the transport,
 which is where they grow: a Pub/Sub subscriber or MONITOR that never reads is closed by the
-limit, not by the server running out of memory.
+limit, not by the server running out of memory. A client that has not authenticated is
+held to 16 KB of output whatever its class (Redis 7.4.3+, CVE-2025-21605).
 
 Sluice adds backpressure where Redis has none, for clients whose class has no hard limit
 (normal clients by default): while such a client's transport is above its high water mark
@@ -31,6 +32,10 @@ log = logging.getLogger("sluice")
 
 FLUSH_CHUNK = 64 * 1024  # unsent replies handed to the transport mid-pipeline
 HIGH_WATER = 256 * 1024  # transport buffer above which a client is paused
+# A client that has not authenticated may hold no more output than Redis's 16 KB reply
+# buffer (CVE-2025-21605: Redis allows 1 KB of reply list beyond it, and its first list node
+# alone is bigger).
+UNAUTHENTICATED_OUTPUT = 16 * 1024
 
 
 def hard_limit(client: Client) -> int:
@@ -54,6 +59,8 @@ def check_output_buffer(client: Client, transport: Any) -> bool:
     server = client.server
     limits = server.config.client_output_buffer_limit
     hard, soft, soft_seconds = limits.get(client.kind, limits["normal"])
+    if not client.authenticated:
+        hard = min(hard, UNAUTHENTICATED_OUTPUT + 1) if hard else UNAUTHENTICATED_OUTPUT + 1
     if not hard and not soft:
         return False
     used = output_used(client, transport)

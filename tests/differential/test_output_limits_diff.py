@@ -142,3 +142,27 @@ def test_query_buffer_limit_disconnections_are_counted(
         assert got == b""
         assert r.info("stats")["client_query_buffer_limit_disconnections"] == 1
         assert r.exists("key") == 0
+
+
+@pytest.mark.parametrize("count", [481, 482])
+def test_an_unauthenticated_client_holds_16_kb_of_output(count: int) -> None:
+    """Before it authenticates a client may not pile up replies (CVE-2025-21605): 481
+    NOAUTH errors read at once (16,354 bytes) fit Redis's 16 KB reply buffer and are all
+    sent; 482 spill past it and the client is closed unanswered, counted as an output
+    buffer limit disconnection. Then, once authenticated, the normal class's rule holds."""
+    require_redis_server()
+    outcomes = []
+    for server in (ThreadedServer(["requirepass secret"]).start(),
+                   ProcessServer("redis", ["--requirepass", "secret"]).start()):
+        try:
+            got = _received(server.port, b"SET x 5\r\n" * count + b"QUIT\r\n")
+            authed = _received(server.port, b"AUTH secret\r\n" + b"SET x 5\r\n" * count
+                               + b"QUIT\r\n")
+            r = server.client(password="secret")
+            outcomes.append((got.count(b"-NOAUTH"), authed.count(b"+OK"),
+                             r.info("stats")["client_output_buffer_limit_disconnections"]))
+            r.close()
+        finally:
+            server.stop()
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0] == ((count, count + 2, 0) if count == 481 else (0, count + 2, 1))
