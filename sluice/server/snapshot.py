@@ -181,10 +181,21 @@ class Persistence:
         aof = AppendOnlyFile(self.server, directory, manifest)
         aof.awaiting_base = True
         self.server.repl.set_fsynced(0)  # until the first base is written (Redis: 0, not -1)
-        err = aof.start_rewrite()
-        if err:
-            log.warning("Can't start the first AOF rewrite (%s): retrying from the cron", err)
+        client = self.server.current_client
+        if self.child_pid:
+            log.info("AOF was enabled but there is already another background operation. An "
+                     "AOF background was scheduled to start when possible.")
             aof.rewrite_scheduled = True
+        elif client is not None and client.in_exec:  # no fork inside a transaction
+            log.info("AOF was enabled during a transaction. An AOF background was scheduled "
+                     "to start when possible.")
+            aof.rewrite_scheduled = True
+        else:
+            err = aof.start_rewrite()
+            if err:
+                log.warning("Can't start the first AOF rewrite (%s): retrying from the cron",
+                            err)
+                aof.rewrite_scheduled = True
         return aof
 
     # -- snapshots --------------------------------------------------------------------------

@@ -395,6 +395,41 @@ def test_bgrewriteaof_inside_exec_is_scheduled(tmp_dirs: tuple[Path, Path],
         b"*2\r\n+OK\r\n+Background append only file rewriting scheduled\r\n")
 
 
+def test_appendonly_turned_on_inside_exec_is_scheduled(tmp_dirs: tuple[Path, Path]) -> None:
+    """CONFIG SET appendonly yes inside a transaction forks nothing there: the first rewrite
+    is scheduled, the log says so in Redis's words, the cron starts it after EXEC, and the
+    transaction's write is in the new AOF (Tcl multi "MULTI with config set appendonly")."""
+    outcomes = []
+    for kind, d in zip(("sluice", "redis"), tmp_dirs, strict=True):
+        log = d / "server.log"
+        server = ProcessServer(kind, ["--dir", str(d), "--logfile", str(log),
+                                      "--enable-debug-command", "yes"], cwd=str(d))
+        server.start()
+        try:
+            r = server.client()
+            forks = r.info("stats")["total_forks"]
+            raw = RawClient(server.port)
+            for command in (["MULTI"], ["SET", "foo", "bar"],
+                            ["CONFIG", "SET", "appendonly", "yes"]):
+                raw.call(*command)
+            reply = raw.call("EXEC")
+            wait_until(lambda r=r, forks=forks: r.info("stats")["total_forks"] > forks,
+                       what="the scheduled rewrite")
+            wait_until(lambda r=r: not r.info("persistence")["aof_rewrite_in_progress"],
+                       what="the rewrite to end")
+            r.execute_command("DEBUG", "LOADAOF")
+            scheduled = [line[line.index("AOF was"):] for line in log.read_text().splitlines()
+                         if "AOF was enabled" in line]
+            outcomes.append((reply, scheduled, r.get("foo")))
+            r.close()
+        finally:
+            server.stop()
+    assert outcomes[0] == outcomes[1] == (
+        b"*2\r\n+OK\r\n+OK\r\n",
+        ["AOF was enabled during a transaction. An AOF background was scheduled to start "
+         "when possible."], b"bar")
+
+
 @pytest.mark.parametrize("appendonly", ["no", "yes"])
 def test_bgrewriteaof_waits_for_a_bgsave_and_refuses_a_second(tmp_dirs: tuple[Path, Path],
                                                               appendonly: str) -> None:
