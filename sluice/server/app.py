@@ -45,6 +45,7 @@ from sluice.scripting.runner import Scripting
 from sluice.storage import valuesize  # noqa: F401  (registers the value types' sizes)
 from sluice.storage.hashes import active_expire_fields
 from sluice.storage.keyspace import Clock, Database, Keyspace
+from sluice.storage.lazyfree import LAZYFREE_THRESHOLD
 from sluice.storage.quicklist import Quicklist
 
 from . import info, listen
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sluice")
 
+ERROR_STATS_NUMBER = 128  # distinct error codes INFO errorstats keeps (Redis's)
 _LOG_LEVELS = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
                "warning": logging.WARNING, "nothing": logging.CRITICAL + 1}
 
@@ -140,6 +142,7 @@ class Server:
         self.port = self.config.port
         self.stats: collections.Counter[str] = collections.Counter()
         self.error_stats: collections.Counter[str] = collections.Counter()
+        self.errors_enabled = True  # errorstats take new codes (off past ERROR_STATS_NUMBER)
         self.slowlog: collections.deque[SlowlogEntry] = collections.deque()
         self.slowlog_next_id = 0
         self.lastsave = int(time.time())
@@ -686,10 +689,26 @@ class Server:
 
     def count_error(self, message: bytes) -> None:
         # The code is the first word, if a space comes within Redis's 32-byte window.
+        self.stats["total_error_replies"] += 1
+        if not self.errors_enabled:
+            return
         space = message.find(b" ", 0, 31)
         code = message[:space].decode(errors="replace") if space > 0 else "ERR"
-        self.error_stats[code] += 1
-        self.stats["total_error_replies"] += 1
+        stats = self.error_stats
+        if code not in stats and len(stats) >= ERROR_STATS_NUMBER:
+            # As Redis's incrementErrorCount: a script inventing codes must not grow the
+            # table without bound. Logged once; CONFIG RESETSTAT enables it again.
+            log.warning("Errorstats stopped adding new errors because the number of errors "
+                        "reached the limit, may be misuse of lua error_reply, please check "
+                        "INFO ERRORSTATS, this can be re-enabled via CONFIG RESETSTAT.")
+            log.warning("Current errors code list: %s", ", ".join(sorted(stats)))
+            if len(stats) > LAZYFREE_THRESHOLD:  # Redis frees the table in the background
+                self.stats["lazyfreed_objects"] += len(stats)
+            stats.clear()
+            stats["ERRORSTATS_DISABLED"] = 1
+            self.errors_enabled = False
+            return
+        stats[code] += 1
 
     def internal_error(self, cmd: Command, exc: BaseException) -> ErrorReply:
         log.exception("Internal error running '%s'", cmd.name, exc_info=exc)

@@ -463,6 +463,7 @@ def reset_stats(server: Server) -> None:
     """CONFIG RESETSTAT: INFO stats, command stats and error stats start from zero."""
     server.stats.clear()
     server.error_stats.clear()
+    server.errors_enabled = True
     access = server.keyspace.access
     access.hits = access.misses = 0
     server.memory.exceeded_total = 0.0

@@ -593,6 +593,31 @@ def test_commandstats_and_errorstats(raw_pair: Any) -> None:
     assert results[0] == results[1]
 
 
+def test_errorstats_stop_at_128_codes(raw_pair: Any) -> None:
+    """A script inventing error codes fills errorstats up to 128; the next new code empties
+    it (freed in the background: 128 lazyfreed objects) and leaves ERRORSTATS_DISABLED=1,
+    after which nothing is counted there until CONFIG RESETSTAT (Tcl info "errorstats: limit
+    errors will not increase indefinitely")."""
+    script = "return redis.error_reply(string.format('%s my error message', ARGV[1]))"
+    results = []
+    for c in raw_pair:
+        c.call("CONFIG", "RESETSTAT")
+        for j in range(1, 131):
+            c.call("EVAL", script, "0", str(j))
+        # Redis counts the table once its background thread has freed it
+        wait_until(lambda c=c: _info_value(c, "memory", "lazyfreed_objects") != "0",
+                   what="the table freed")
+        stopped = (_parse(c.call("INFO", "errorstats")),
+                   _info_value(c, "memory", "lazyfreed_objects"),
+                   _info_value(c, "stats", "total_error_replies"))
+        c.call("CONFIG", "RESETSTAT")
+        c.call("EVAL", script, "0", "again")
+        results.append((stopped, _parse(c.call("INFO", "errorstats"))))
+    assert results[0] == results[1]
+    assert b"errorstat_ERRORSTATS_DISABLED:count=1" in results[0][0][0]
+    assert results[0][0][1:] == ("128", "130")
+
+
 def test_getkeys_of_commands_we_share(raw_pair: Any) -> None:
     ours, theirs = raw_pair
     ours_commands = set(_parse(ours.call("COMMAND", "LIST")))
