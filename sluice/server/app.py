@@ -56,6 +56,7 @@ from .config import Config
 from .config_redis import SHUTDOWN_FORCE, SHUTDOWN_NOSAVE, SHUTDOWN_SAVE
 from .dispatch import call, exec_queued, is_plain, reject, run_batch, script_call
 from .hotkeys import Hotkeys
+from .instantaneous import EventLoopStats
 from .latency import LatencyMonitor
 from .limits import check_output_buffer
 from .memory import Memory
@@ -142,6 +143,7 @@ class Server:
         self.port = self.config.port
         self.stats: collections.Counter[str] = collections.Counter()
         self.error_stats: collections.Counter[str] = collections.Counter()
+        self.el_stats = EventLoopStats()  # event-loop cycles, INFO's instantaneous rates
         self.errors_enabled = True  # errorstats take new codes (off past ERROR_STATS_NUMBER)
         self.slowlog: collections.deque[SlowlogEntry] = collections.deque()
         self.slowlog_next_id = 0
@@ -556,7 +558,8 @@ class Server:
             self._in_before_return = False
         if not self._writes_scheduled and (
                 self.pending_writes or (self.aof is not None and self.aof.buf)
-                or self.tracking.bcast_pending or self.repl.get_ack_from_replicas):
+                or self.tracking.bcast_pending or self.repl.get_ack_from_replicas
+                or self.el_stats.cycle_start_ns):
             if self.loop is None:
                 self.write_replies()  # no event loop (in-process tools and tests)
             else:
@@ -586,6 +589,7 @@ class Server:
             client.flush()
         if self.unblocked_clients:  # WAITAOF clients the commit's fsync answered
             self.before_return()
+        self.el_stats.close_cycle()
 
     # -- keyspace events --------------------------------------------------------------------
 
@@ -802,10 +806,15 @@ class Server:
             self._schedule_cron()
             return
         self.cronloops += 1
+        el = self.el_stats
+        el.open_cycle()  # the cron's wakeup is a cycle (or part of the one open)
         if self.shutdown_asap is not None:
             self._shutdown_on_signal()
         try:
             self.keyspace.update_lru_clock()  # OBJECT IDLETIME's clock, as Redis's lruclock
+            st = self.stats
+            el.sample(self.total_commands_processed(), st["total_net_input_bytes"],
+                      st["total_net_output_bytes"])
             self.keyspace.access.counting = False  # no command runs: lookups are ours
             if self.query_buffers:
                 self._resize_query_buffers()

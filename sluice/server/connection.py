@@ -125,6 +125,9 @@ class ClientProtocol(asyncio.BufferedProtocol):
         reader.received(nbytes)
         client.last_ms = time.time_ns() // 1_000_000
         server = self.server
+        el = server.el_stats
+        if not el.cycle_start_ns:  # the first read of this loop iteration opens its cycle
+            el.open_cycle()
         client.net_input_bytes += nbytes
         stats = server.stats
         stats["total_net_input_bytes"] += nbytes

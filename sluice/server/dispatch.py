@@ -461,6 +461,7 @@ def script_call(server: Server, client: Client, cmd: Command, argv: list[bytes])
         remember_reads(server, cmd, argv)  # a script's reads are its caller's
     cmd.usec += duration
     cmd.calls += 1
+    server.script_support.command_usec += duration
     run = server.scripting.running  # counted for the client running the script (tot-cmds)
     caller = run.caller if run is not None else None
     (caller if isinstance(caller, Client) else client).commands_processed += 1

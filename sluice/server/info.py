@@ -21,6 +21,7 @@ from sluice.storage.hashes import count_subexpiry
 from sluice.storage.keyspace import NO_KIND
 from sluice.storage.memsize import KIND_HASH, KIND_LIST, KIND_SET, KIND_STRING, KIND_ZSET
 
+from .instantaneous import EL_CYCLE, EL_DURATION, NET_INPUT, NET_OUTPUT, OPS
 from .memory import STARTUP
 
 if TYPE_CHECKING:
@@ -206,18 +207,28 @@ def _threads(s: Server) -> dict[str, Any]:
                            f"writes={st['total_writes_processed']}"}
 
 
+def _command_usec(s: Server) -> int:
+    """Microseconds spent running commands (eventloop_duration_cmd_sum): the commands'
+    stats less what scripts' own calls to commands added to them."""
+    total = 0
+    for c in s.table.values():
+        total += c.usec + sum(sub.usec for sub in c.subcommands.values())
+    return total - s.script_support.command_usec
+
+
 def _stats(s: Server) -> dict[str, Any]:
     st = s.stats
+    el = s.el_stats
     return {
         "total_connections_received": st["total_connections_received"],
         "total_commands_processed": s.total_commands_processed(),
-        "instantaneous_ops_per_sec": 0,
+        "instantaneous_ops_per_sec": el.rate(OPS),
         "total_net_input_bytes": st["total_net_input_bytes"],
         "total_net_output_bytes": st["total_net_output_bytes"],
         "total_net_repl_input_bytes": 0,
         "total_net_repl_output_bytes": 0,
-        "instantaneous_input_kbps": "0.00",
-        "instantaneous_output_kbps": "0.00",
+        "instantaneous_input_kbps": f"{el.rate(NET_INPUT) / 1024:.2f}",
+        "instantaneous_output_kbps": f"{el.rate(NET_OUTPUT) / 1024:.2f}",
         "instantaneous_input_repl_kbps": "0.00",
         "instantaneous_output_repl_kbps": "0.00",
         "rejected_connections": st["rejected_connections"],
@@ -265,11 +276,11 @@ def _stats(s: Server) -> dict[str, Any]:
         "client_output_buffer_limit_disconnections": st["client_output_buffer_limit_disconnections"],
         "reply_buffer_shrinks": 0,
         "reply_buffer_expands": 0,
-        "eventloop_cycles": 0,
-        "eventloop_duration_sum": 0,
-        "eventloop_duration_cmd_sum": 0,
-        "instantaneous_eventloop_cycles_per_sec": 0,
-        "instantaneous_eventloop_duration_usec": 0,
+        "eventloop_cycles": el.cycles,
+        "eventloop_duration_sum": el.duration_us,
+        "eventloop_duration_cmd_sum": _command_usec(s),
+        "instantaneous_eventloop_cycles_per_sec": el.rate(EL_CYCLE),
+        "instantaneous_eventloop_duration_usec": el.rate(EL_DURATION),
         "acl_access_denied_auth": st["acl_access_denied_auth"],
         "acl_access_denied_cmd": st["acl_access_denied_cmd"],
         "acl_access_denied_key": st["acl_access_denied_key"],
@@ -464,6 +475,8 @@ def reset_stats(server: Server) -> None:
     server.stats.clear()
     server.error_stats.clear()
     server.errors_enabled = True
+    server.el_stats.reset()
+    server.script_support.command_usec = 0
     access = server.keyspace.access
     access.hits = access.misses = 0
     server.memory.exceeded_total = 0.0

@@ -35,12 +35,15 @@ if TYPE_CHECKING:
 class ScriptSupport:
     """``runner.ScriptServer`` for one server."""
 
-    __slots__ = ("server", "pump", "clients")
+    __slots__ = ("server", "pump", "clients", "command_usec")
 
     def __init__(self, server: Server) -> None:
         self.server = server
         self.pump = BusyPump(server)
         self.clients: list[Client] = []  # the script clients (INFO counts their commands)
+        # time of the commands scripts ran, inside their script's own (INFO subtracts it
+        # from the commands' total: eventloop_duration_cmd_sum)
+        self.command_usec = 0
 
     def new_script_client(self) -> Client:
         c = Client(self.server, 0, None)

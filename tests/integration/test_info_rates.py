@@ -1,0 +1,66 @@
+"""INFO's instantaneous rates and event-loop counters over a real socket, on both event
+loops: under a pipelined load the rates are positive and the counters grow; once the load
+stops the rates fall back (16 samples of 100 ms later). Conditions are polled, not
+slept on; the numbers themselves depend on the machine and are not asserted."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from tests.support import ProcessServer, ThreadedServer, wait_until
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture(params=["asyncio", "uvloop"])
+def port(request: pytest.FixtureRequest, sluice: ThreadedServer) -> Iterator[int]:
+    if request.param == "asyncio":
+        yield sluice.port
+        return
+    server = ProcessServer("sluice").start()
+    try:
+        yield server.port
+    finally:
+        server.stop()
+
+
+def test_rates_follow_the_load(port: int) -> None:
+    r = redis.Redis(port=port)
+    before = r.info("stats")
+    stop = threading.Event()
+
+    def load() -> None:
+        c = redis.Redis(port=port)
+        while not stop.is_set():
+            pipe = c.pipeline(transaction=False)
+            for i in range(20):
+                pipe.set(f"rate:{i}", "v" * 100)
+            pipe.execute()
+        c.close()
+
+    worker = threading.Thread(target=load)
+    worker.start()
+    try:
+        wait_until(lambda: r.info("stats")["instantaneous_ops_per_sec"] > 0, what="a rate")
+        during = r.info("stats")
+    finally:
+        stop.set()
+        worker.join()
+    assert during["instantaneous_input_kbps"] > 0 and during["instantaneous_output_kbps"] > 0
+    assert during["instantaneous_eventloop_cycles_per_sec"] > 0
+    assert during["instantaneous_eventloop_duration_usec"] > 0
+    for name in ("eventloop_cycles", "eventloop_duration_sum", "eventloop_duration_cmd_sum"):
+        assert during[name] > before[name], name
+    assert during["eventloop_duration_cmd_sum"] <= during["eventloop_duration_sum"]
+    # only this test's own INFO polls remain: the rate falls far below the load's
+    rate = during["instantaneous_ops_per_sec"]
+    wait_until(lambda: r.info("stats")["instantaneous_ops_per_sec"] < rate / 4, timeout=10,
+               what="the rate to fall back")
+    r.config_resetstat()
+    after = r.info("stats")
+    assert after["eventloop_cycles"] < during["eventloop_cycles"]
+    r.close()
