@@ -180,6 +180,8 @@ class Server:
         # The CPUs the process had before server_cpulist pinned it (set by __main__).
         self.cpus_at_start: set[int] | None = None
         self.config.on_change("slowlog-max-len", lambda n: self._trim_slowlog())
+        self._key_memory_histograms = self.config.key_memory_histograms  # as at start
+        self.config.on_change("key-memory-histograms", self._key_memory_histograms_changed)
         # ACL users (security.md); installs self.acl only while some user is restricted.
         self.acl_manager = AclManager(self)
         self.script_support = ScriptSupport(self)  # script clients, effects, the busy pump
@@ -730,6 +732,13 @@ class Server:
 
     def unpause_clients(self) -> None:
         self.pause.unpause()
+
+    def _key_memory_histograms_changed(self, on: bool) -> None:
+        """As Redis 8.6: key-memory-histograms may be turned off at run time, not on (its
+        per-key memory tracking is set up at start); the refusal undoes the CONFIG SET."""
+        if on and not self._key_memory_histograms:
+            raise ConfigError("memory tracking cannot be enabled at runtime")
+        self._key_memory_histograms = on
 
     def _update_slow_threshold(self) -> None:
         threshold = self.config.latency_monitor_threshold

@@ -111,3 +111,26 @@ def test_insecure_configuration_warning_as_redis(tmp_path: Path, args: list[str]
         assert found[0] == []
     else:
         assert len(found[0]) == 1 and fnmatch.fnmatchcase(found[0][0], expected)
+
+
+@pytest.mark.parametrize("at_start", ["no", "yes"])
+def test_key_memory_histograms_only_turn_off_at_run_time(at_start: str) -> None:
+    """key-memory-histograms can be turned off at run time but not on, whatever it was at
+    start (Redis 8.6: 'memory tracking cannot be enabled at runtime')."""
+    require_redis_server()
+    steps = [["CONFIG", "SET", "key-memory-histograms", "yes"],
+             ["CONFIG", "GET", "key-memory-histograms"],
+             ["CONFIG", "SET", "key-memory-histograms", "no"],
+             ["CONFIG", "SET", "key-memory-histograms", "yes"],
+             ["CONFIG", "GET", "key-memory-histograms"]]
+    outcomes = []
+    for kind in ("sluice", "redis"):
+        server = ProcessServer(kind, ["--key-memory-histograms", at_start]).start()
+        try:
+            r = RawClient(server.port)
+            outcomes.append([r.call(*step) for step in steps])
+            r.close()
+        finally:
+            server.stop()
+    assert outcomes[0] == outcomes[1]
+    assert b"memory tracking cannot be enabled at runtime" in outcomes[0][3]
