@@ -19,8 +19,10 @@ keyspace's size array when asked, since the option is for diagnosis).
 
 What Sluice does not have yet, and so prints empty or as 0:
 
-- modules: no modules (Redis 8 lists its built-in vectorset module here);
-- the ``eventloop_*`` stats: asyncio gives no hook around each loop iteration.
+- modules: no modules (Redis 8 lists its built-in vectorset module here).
+
+The ``eventloop_*`` stats count the loop's wakeups that serve clients or run the cron
+(``server/instantaneous.py``).
 
 This module knows the sections (names, titles, order, ``default`` / ``all``) and prints them;
 the fields come from the server (``ctx.server.info_section(name)``, built in
