@@ -121,7 +121,7 @@ def setup_logging(config: Config, syslog_address: str = "/dev/log") -> None:
     ``<ident>[<pid>]: <text>`` with ``syslog-facility``, as Redis's openlog/syslog."""
     levels = {"debug": logging.DEBUG, "verbose": logging.INFO, "notice": logging.INFO,
               "warning": logging.WARNING, "nothing": logging.CRITICAL}
-    handler: logging.Handler = (logging.FileHandler(config.logfile) if config.logfile
+    handler: logging.Handler = (logging.FileHandler(config.in_dir(config.logfile)) if config.logfile
                                 else logging.StreamHandler())  # stderr: the stream tests and tools watch
     handler.setFormatter(RedisStyleFormatter())
     root = logging.getLogger()

@@ -321,7 +321,7 @@ class AclManager:
         """``ACLLoadFromFile``: all users from the aclfile, or nothing and the errors."""
         path = self.server.config.aclfile
         try:
-            with open(path, "rb") as f:
+            with open(self.server.config.in_dir(path), "rb") as f:
                 text = f.read()
         except OSError as e:
             return f"Error loading ACLs, opening file '{path}': {e.strerror}"
@@ -390,7 +390,7 @@ class AclManager:
         data = b"".join(b"user " + u.name + b" " + u.describe() + b"\n"
                         for u in self.sorted_users())
         try:
-            write_durably(path, data)
+            write_durably(self.server.config.in_dir(path), data)
         except OSError as e:
             log.warning("Writing ACL file for ACL SAVE: %s", e)
             return False

@@ -64,6 +64,11 @@ class Config:
     def param(self, name: str) -> Param | None:
         return self._params.get(name.lower())
 
+    def in_dir(self, path: str) -> str:
+        """A file setting's path as Redis opens it: Redis chdir()s into ``dir``, so a relative
+        ``aclfile``, ``logfile`` or ``unixsocket`` is taken from there (an absolute one as is)."""
+        return os.path.join(self.dir, path)
+
     def names(self) -> list[str]:
         return sorted({p.name for p in self._params.values() if not p.flags & MULTI})
 

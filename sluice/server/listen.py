@@ -156,7 +156,7 @@ async def open_extra(server: Server, factory: Callable[[], Any]) -> None:
         await open_tcp(server, factory, cfg.tls_port, ssl=ctx)
         log.info("Ready to accept TLS connections on port %s", cfg.tls_port)
     if cfg.unixsocket:
-        path = cfg.unixsocket
+        path = cfg.in_dir(cfg.unixsocket)
         try:
             srv = await server.loop.create_unix_server(
                 factory, path, backlog=cfg.tcp_backlog)
@@ -171,10 +171,9 @@ async def open_extra(server: Server, factory: Callable[[], Any]) -> None:
 
 def remove_unix_socket(server: Server) -> None:
     """Redis unlinks its Unix socket file at shutdown."""
-    path = server.config.unixsocket
-    if path:
+    if server.config.unixsocket:
         try:
-            os.unlink(path)
+            os.unlink(server.config.in_dir(server.config.unixsocket))
         except OSError:
             pass
 

@@ -417,3 +417,15 @@ def test_config_set_requirepass_and_pubsub_default(make_server: Make) -> None:
     assert client(s, password="newpass").ping()
     assert r.config_set("requirepass", "")
     assert client(s).ping()  # back to nopass
+
+
+def test_a_relative_aclfile_is_read_from_dir(make_server: Make, tmp_path: Path) -> None:
+    """redis-server chdir()s into ``dir``: ``aclfile users.acl`` is ``<dir>/users.acl`` at
+    start and for ACL SAVE, whatever directory the server started in."""
+    (tmp_path / "users.acl").write_text("user default on nopass ~* &* +@all\nuser ro on nopass +get\n")
+    s = make_server(f"dir {tmp_path}", "aclfile users.acl")
+    admin = client(s)
+    assert admin.acl_users() == ["default", "ro"]
+    admin.acl_setuser("new", enabled=True, nopass=True)
+    assert admin.acl_save()
+    assert "user new on" in (tmp_path / "users.acl").read_text()
