@@ -209,7 +209,8 @@ class Config:
         As in redis-server's ``main``: an argument right after a bare ``--name`` is its value
         even when it starts with ``--`` (``--requirepass --secret``); ``--save`` with nothing
         after it, or followed by another ``--name``, means ``save ""``; ``"--port 7000"`` as
-        one argument is a whole directive.
+        one argument is a whole directive; ``loglevel verbose`` before any ``--name`` is the
+        first directive (redis-server's "wrong usage that we support anyway").
         """
         lines: list[str] = []
         awaiting_value = False  # the last --name has no value yet
@@ -221,13 +222,16 @@ class Config:
                         i == len(argv) - 1 or argv[i + 1].startswith("--")):
                     lines[-1] += ' ""'
                     awaiting_value = False
-            elif lines:
-                quoted = '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
-                lines[-1] += " " + quoted
-                awaiting_value = False
-            else:
+            elif not lines and arg.startswith("-"):  # redis-server: a bad directive '"-x"'
                 raise ConfigError(f"Invalid argument '{arg}': options are --name value pairs "
                                   "(sluice-server --help shows the usage)")
+            else:  # a value; before any --name it starts the first line, as redis-server's
+                quoted = '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                if lines:
+                    lines[-1] += " " + quoted
+                else:
+                    lines.append(quoted)
+                awaiting_value = False
         self.load_text(lines)
 
     def rewrite(self, users: list[str] | None, force_all: bool = False) -> None:

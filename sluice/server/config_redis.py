@@ -25,6 +25,7 @@ left out, as a release build leaves them out.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sluice.commands.errors import ConfigError
@@ -126,15 +127,40 @@ def _parse_cluster_enabled(args: list[bytes]) -> bool:
     return False
 
 
+def expand_title(template: str, values: Mapping[str, str]) -> str | None:
+    """A proc-title-template expanded as Redis's ``sdstemplate``: ``{name}`` takes
+    ``values[name]``, ``{{`` is a literal brace; None when a placeholder is unclosed or
+    unknown. Blanks at either end are trimmed, as Redis trims the title."""
+    out: list[str] = []
+    i = 0
+    while (sv := template.find("{", i)) >= 0:
+        out.append(template[i:sv])
+        if sv + 1 == len(template):
+            return None
+        if template[sv + 1] == "{":
+            out.append("{")
+            i = sv + 2
+            continue
+        ev = template.find("}", sv + 1)
+        value = values.get(template[sv + 1:ev]) if ev >= 0 else None
+        if value is None:
+            return None
+        out.append(value)
+        i = ev + 1
+    out.append(template[i:])
+    return "".join(out).strip(" ")
+
+
+# What validation expands with: Redis passes an empty title, and standalone has no mode.
+_TITLE_PROBE = {"title": "", "server-mode": "", "listen-addr": "*:0", "port": "0",
+                "tls-port": "0", "unixsocket": "-", "config-file": "-"}
+
+
 def _parse_title(args: list[bytes]) -> str:
-    """proc-title-template: Redis requires {title} and known placeholders."""
+    """proc-title-template: valid when it expands, to something, with an empty {title}
+    (Redis's ``validateProcTitleTemplate``)."""
     text = b" ".join(args).decode(errors="replace")
-    known = ("{title}", "{listen-addr}", "{server-mode}", "{port}", "{tls-port}", "{unixsocket}",
-             "{config-file}")
-    rest = text
-    for k in known:
-        rest = rest.replace(k, "")
-    if "{title}" not in text or "{" in rest or "}" in rest:
+    if not expand_title(text, _TITLE_PROBE):
         raise ConfigError("template format is invalid or contains unknown variables")
     return text
 
