@@ -5,7 +5,8 @@ Handlers parse and reply; the work is done by ``server.persistence`` (``server/s
 
 Mirrors Redis 7.0's ``saveCommand`` / ``bgsaveCommand`` (rdb.c), ``bgrewriteaofCommand``
 (aof.c), ``lastsaveCommand`` (server.c), ``dumpCommand`` / ``restoreCommand`` (cluster.c).
-RESTORE is logged to the AOF with an absolute TTL and ``ABSTTL``, as Redis propagates it.
+RESTORE with a relative TTL is logged to the AOF with the deadline and ``ABSTTL`` appended, as
+Redis propagates it; otherwise as given.
 """
 
 from __future__ import annotations
@@ -188,9 +189,10 @@ def restore(ctx: Context, args: Args) -> Reply:
     db.add(key, value)
     if when:
         db.set_expire(key, when)
-        ctx.rewrite_argv([b"RESTORE", key, b"%d" % when, payload, b"REPLACE", b"ABSTTL"])
-    else:
-        ctx.rewrite_argv([b"RESTORE", key, b"0", payload, b"REPLACE"])
+        if not absttl:  # logged with the deadline, the rest as given (Redis's restoreCommand)
+            argv = list(ctx.argv)
+            argv[2] = b"%d" % when
+            ctx.rewrite_argv([*argv, b"ABSTTL"])
     ctx.modified(key)
     word = db.access.restored_word(idle, freq)
     if word is not None:  # after the write's own LRM update: the given idle time stands
