@@ -282,8 +282,8 @@ class Persistence(Protocol):
     def after_flushall(self) -> None: ...  # FLUSHALL: stop a BGSAVE, save if configured
     def shutdown_save(self, save: bool | None,
                       force: bool = False) -> str | None: ...  # SHUTDOWN's save; error
-    def debug_reload(self, save: bool = True,
-                     flush: bool = True) -> str | None: ...  # DEBUG RELOAD; error text
+    def debug_reload(self, save: bool = True, flush: bool = True,
+                     merge: bool = False) -> str | None: ...  # DEBUG RELOAD; error text
     def debug_loadaof(self) -> str | None: ...  # DEBUG LOADAOF; error text
 
 

@@ -121,8 +121,9 @@ def _help(ctx: Context, argv: list[bytes]) -> Reply:
         "    own; 0 restores the default, where the list's fill decides.",
         "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
         "    Save a snapshot, empty the dataset and load the snapshot back. NOSAVE loads the",
-        "    snapshot on disk without saving first; NOFLUSH keeps the dataset, the keys loaded",
-        "    replacing those of the same names (MERGE is accepted: it is what Sluice does).",
+        "    snapshot on disk without saving first; NOFLUSH keeps the dataset and the function",
+        "    libraries, the keys loaded replacing those of the same names; a library loaded",
+        "    over one still there fails the load unless MERGE.",
         "REPLYBUFFER PEAK-RESET-TIME <never|reset|<ms>>",
         "REPLYBUFFER RESIZING <0|1>",
         "    Accepted: Redis's settings for its per-client reply buffer, which Sluice does not",
@@ -324,16 +325,19 @@ def _reload(ctx: Context, argv: list[bytes]) -> Reply:
     if persistence is None:
         raise CommandError("ERR DEBUG RELOAD needs persistence, which this server lacks")
     save = flush = True
+    merge = False
     for opt in argv[2:]:
         name = opt.upper()
         if name == b"NOSAVE":
             save = False
         elif name == b"NOFLUSH":
             flush = False
-        elif name != b"MERGE":  # MERGE: a key loaded over one still there replaces it
+        elif name == b"MERGE":  # a key or library loaded over one still there replaces it
+            merge = True
+        else:
             raise CommandError("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE "
                                "options.")
-    err = persistence.debug_reload(save, flush)
+    err = persistence.debug_reload(save, flush, merge)
     if err:
         raise CommandError(err)
     log.info("DB reloaded by DEBUG RELOAD")

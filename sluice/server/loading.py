@@ -227,27 +227,28 @@ def refill_lists(server: Server) -> None:
                 value.refill(fill)
 
 
-def load_functions(server: Server, codes: list[bytes]) -> None:
+def load_functions(server: Server, codes: list[bytes], policy: bytes = b"FLUSH") -> None:
     """The function libraries an RDB carried (rdbFunctionLoad: compiled without a time
-    limit; a library that fails to load fails the load, as in Redis)."""
+    limit; a library that fails to load fails the load, as in Redis). ``policy`` is FUNCTION
+    RESTORE's: APPEND fails on a library already there, REPLACE takes its place."""
     if not codes:
         return
     try:
-        server.scripting.functions.restore_codes(codes, b"FLUSH")
+        server.scripting.functions.restore_codes(codes, policy)
     except LibraryError as e:
         raise rdb.RdbError("Failed loading library: " + e.message.decode(errors="replace")
                            ) from None
 
 
-def load_rdb_file(server: Server, path: str) -> int:
-    """Load a snapshot into the (empty) keyspace; returns keys loaded. Raises LoadError."""
+def load_rdb_file(server: Server, path: str, functions_policy: bytes = b"FLUSH") -> int:
+    """Load a snapshot into the keyspace; returns keys loaded. Raises LoadError."""
     mapped = _Mapped(path)
     stats = rdb.LoadStats()
     try:
         with loading_with(server.config):
             rdb.load_into(mapped.data, server.keyspace, server.keyspace.clock.now_ms(), stats,
                           key_delay_us=server.config.key_load_delay)
-        load_functions(server, stats.functions)
+        load_functions(server, stats.functions, functions_policy)
         refill_lists(server)
         if server.persistence is not None:
             server.persistence.keys_expired_on_load = stats.expired

@@ -446,17 +446,22 @@ class Persistence:
         """For SHUTDOWN [SAVE|NOSAVE] [FORCE]: None means go ahead; a text is the error."""
         return self.shutdown(save, force)
 
-    def debug_reload(self, save: bool = True, flush: bool = True) -> str | None:
-        """DEBUG RELOAD: save (unless NOSAVE), empty the data set (unless NOFLUSH), load the
-        snapshot back; a key loaded over one still there replaces it (what Redis's MERGE
-        allows; without MERGE Redis stops on a duplicate). Returns an error text or None."""
+    def debug_reload(self, save: bool = True, flush: bool = True,
+                     merge: bool = False) -> str | None:
+        """DEBUG RELOAD: save (unless NOSAVE), empty the data set and the function libraries
+        (unless NOFLUSH), load the snapshot back. A key loaded over one still there replaces
+        it (what Redis's MERGE allows; without MERGE Redis stops on a duplicate key); a
+        library already there fails the load unless MERGE, as in Redis. Returns an error text
+        or None."""
         if save and not self.save():
             return "ERR"
         if flush:
             for db in self.server.keyspace.dbs:
                 db.flush()
+            self.server.scripting.functions.flush()
         try:
-            load_rdb_file(self.server, self.rdb_path)
+            load_rdb_file(self.server, self.rdb_path,
+                          b"FLUSH" if flush else b"REPLACE" if merge else b"APPEND")
         except LoadError as e:
             log.warning("DEBUG RELOAD: %s", e)
             return "ERR Error trying to load the RDB dump, check server logs."

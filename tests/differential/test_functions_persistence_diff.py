@@ -106,3 +106,41 @@ def test_libraries_survive_an_aof_rewrite(tmp_path: Path, preamble: str) -> None
         assert _check(r)[0] == before[0]  # math, unchanged
     finally:
         s.stop()
+
+
+def _lib(name: str) -> str:
+    return f"#!lua name={name}\nredis.register_function('{name}', function() return '{name}' end)"
+
+
+def _libraries(r: redis.Redis) -> list[bytes]:
+    return sorted(lib[1] for lib in r.function_list())
+
+
+def test_debug_reload_and_libraries(tmp_path: Path) -> None:
+    """Tcl functions 'test debug reload different options': DEBUG RELOAD empties the
+    libraries with the keys; NOFLUSH keeps them and a library in the snapshot that is still
+    loaded fails the load, unless MERGE."""
+    require_redis_server()
+    seen = []
+    for kind in ("sluice", "redis"):
+        (tmp_path / kind).mkdir()
+        server = _server(kind, tmp_path / kind, "--enable-debug-command", "yes")
+        try:
+            r = server.client()
+            steps: list[Any] = []
+            r.function_load(_lib("one"))
+            r.save()
+            r.function_load(_lib("two"))
+            for argv in (("NOSAVE",), ("NOSAVE", "NOFLUSH"), ("NOSAVE", "NOFLUSH", "MERGE")):
+                try:
+                    steps.append(r.execute_command("DEBUG", "RELOAD", *argv))
+                except redis.ResponseError as e:
+                    steps.append(str(e))
+                steps.append(_libraries(r))
+                r.function_load(_lib("two"), replace=True)
+            seen.append(steps)
+        finally:
+            server.stop()
+    assert seen[0] == seen[1]
+    assert seen[0][1] == [b"one"]  # RELOAD NOSAVE: two, never saved, is gone
+    assert seen[0][2].startswith("Error trying to load the RDB")  # NOFLUSH: one is there
