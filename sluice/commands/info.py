@@ -2,8 +2,9 @@
 
 Mirrors Redis 8.6's ``genRedisInfoString`` (server.c): the sections server, clients, memory,
 persistence, threads, stats, replication, cpu, hotkeys, modules, commandstats, errorstats,
-latencystats, cluster, keyspace and keysizes, always printed in that order whatever order
-they were asked in; ``default``, ``all`` and ``everything`` as Redis defines them
+latencystats, cluster, keyspace, keysizes and debug, always printed in that order whatever
+order they were asked in; ``default``, ``all`` and ``everything`` as Redis defines them (debug
+is in none of them: it is printed only when named)
 (``module_list`` is another name for modules); unknown names are ignored. Field names and
 order are Redis 8.6's. Values Sluice has no counterpart for (allocator details, replication
 buffers, defragmentation, I/O threads, cluster slot migration) are reported as 0, as Redis
@@ -22,7 +23,8 @@ What Sluice does not have yet, and so prints empty or as 0:
 - modules: no modules (Redis 8 lists its built-in vectorset module here).
 
 The ``eventloop_*`` stats count the loop's wakeups that serve clients or run the cron
-(``server/instantaneous.py``).
+(``server/instantaneous.py``); debug adds the longest cycle, the most commands one cycle ran,
+and the time the AOF's writes and the cron took.
 
 This module knows the sections (names, titles, order, ``default`` / ``all``) and prints them;
 the fields come from the server (``ctx.server.info_section(name)``, built in
@@ -55,12 +57,13 @@ SECTIONS: dict[str, str] = {
     "cluster": "Cluster",
     "keyspace": "Keyspace",
     "keysizes": "Keysizes",
+    "debug": "Debug",
 }
 
 DEFAULT = frozenset(("server", "clients", "memory", "persistence", "threads", "stats",
                      "replication", "cpu", "hotkeys", "modules", "errorstats", "cluster",
                      "keyspace", "keysizes"))
-ALL = frozenset(SECTIONS)
+ALL = frozenset(SECTIONS) - {"debug"}  # debug: only when named, as in Redis
 ALIASES = {"module_list": "modules"}  # the name Redis's default list uses
 
 

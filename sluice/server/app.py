@@ -584,8 +584,12 @@ class Server:
             self.tracking.broadcast()  # BCAST invalidations, before the replies go out
         if self.repl.get_ack_from_replicas and not self.pause.mode:
             self.repl.send_getack()
-        if self.aof is not None and not self.aof.commit():
-            return  # not on disk: those replies are held until the cron's retry works
+        if self.aof is not None:
+            start = time.perf_counter_ns()
+            written = self.aof.commit()
+            self.el_stats.aof_us += (time.perf_counter_ns() - start) // 1000
+            if not written:
+                return  # not on disk: those replies are held until the cron's retry works
         pending, self.pending_writes = self.pending_writes, []
         for client in pending:
             client.flush()
@@ -817,6 +821,7 @@ class Server:
         self.cronloops += 1
         el = self.el_stats
         el.open_cycle()  # the cron's wakeup is a cycle (or part of the one open)
+        cron_start = time.perf_counter_ns()
         if self.shutdown_asap is not None:
             self._shutdown_on_signal()
         try:
@@ -874,6 +879,7 @@ class Server:
         except Exception:  # noqa: BLE001
             log.exception("cron failed")
         finally:
+            el.cron_us += (time.perf_counter_ns() - cron_start) // 1000
             self.before_return()
             self._schedule_cron()
 

@@ -134,7 +134,9 @@ class ClientProtocol(asyncio.BufferedProtocol):
         stats["total_reads_processed"] += 1  # one read event: Redis's readQueryFromClient
         try:
             if not server.query_buffer_over_limit(client) and client.bstate is None:
+                before = client.commands_processed
                 server.process_input(client)
+                el.commands += client.commands_processed - before
         finally:
             if reader.end_read():
                 server.query_buffers[client] = None  # the cron trims its own buffer

@@ -47,7 +47,8 @@ class Metric:
 class EventLoopStats:
     """Cycles of the event loop and the rates INFO derives from the counters."""
 
-    __slots__ = ("cycles", "duration_us", "cycle_start_ns", "metrics", "last_sample_ms")
+    __slots__ = ("cycles", "duration_us", "cycle_start_ns", "metrics", "last_sample_ms",
+                 "max_us", "aof_us", "cron_us", "commands", "max_commands")
 
     def __init__(self) -> None:
         self.cycles = 0  # INFO eventloop_cycles
@@ -55,6 +56,10 @@ class EventLoopStats:
         self.cycle_start_ns = 0  # the open cycle's start (0: none open)
         self.metrics = [Metric() for _ in range(5)]
         self.last_sample_ms = 0
+        # INFO DEBUG: the longest cycle, the time the AOF's writes and the cron took, and the
+        # most commands one cycle ran (``commands`` counts the open cycle's)
+        self.max_us = self.aof_us = self.cron_us = 0
+        self.commands = self.max_commands = 0
 
     def open_cycle(self) -> None:
         if not self.cycle_start_ns:
@@ -64,7 +69,13 @@ class EventLoopStats:
         start = self.cycle_start_ns
         if start:
             self.cycles += 1
-            self.duration_us += (time.perf_counter_ns() - start) // 1000
+            took = (time.perf_counter_ns() - start) // 1000
+            self.duration_us += took
+            if took > self.max_us:
+                self.max_us = took
+            if self.commands > self.max_commands:
+                self.max_commands = self.commands
+            self.commands = 0
             self.cycle_start_ns = 0
 
     def sample(self, commands: int, net_in: int, net_out: int) -> None:
@@ -86,4 +97,5 @@ class EventLoopStats:
     def reset(self) -> None:
         """CONFIG RESETSTAT: the cycle counters and every metric from zero."""
         self.cycles = self.duration_us = 0
+        self.max_us = self.aof_us = self.cron_us = self.max_commands = 0
         self.metrics = [Metric() for _ in range(5)]

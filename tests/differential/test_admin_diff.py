@@ -227,7 +227,8 @@ def _info_fields(client: RawClient, *sections: str) -> dict[str, list[str]]:
 
 
 @pytest.mark.parametrize("sections", [[], ["all"], ["everything"], ["keyspace", "server"],
-                                      ["default", "commandstats"], ["nosuch"]])
+                                      ["default", "commandstats"], ["nosuch"], ["debug"],
+                                      ["everything", "debug"]])
 def test_info_sections_and_fields(raw_pair: Any, sections: list[str]) -> None:
     ours, theirs = (_info_fields(c, *sections) for c in raw_pair)
     assert list(ours) == list(theirs)

@@ -70,3 +70,28 @@ def test_rates_follow_the_load(port: int) -> None:
     after = r.info("stats")
     assert after["eventloop_cycles"] < during["eventloop_cycles"]
     r.close()
+
+
+def test_info_debug(port: int) -> None:
+    """INFO DEBUG (only when named): the cron's time grows while the server idles, one
+    pipelined batch of commands sets the most commands a cycle ran, the longest cycle is at
+    least as long as any cycle on average; CONFIG RESETSTAT zeroes them."""
+    r = redis.Redis(port=port)
+    assert "eventloop_duration_cron_sum" not in r.info("everything")
+    first = r.info("debug")
+    wait_until(lambda: r.info("debug")["eventloop_duration_cron_sum"]
+               > first["eventloop_duration_cron_sum"], what="a cron run")
+    pipe = r.pipeline(transaction=False)
+    for i in range(50):
+        pipe.set(f"debug:{i}", i)
+    pipe.execute()  # one write: one read on the server, one cycle (usually)
+    debug = r.info("debug")
+    assert debug["eventloop_cmd_per_cycle_max"] >= 2
+    stats = r.info("stats")
+    assert debug["eventloop_duration_max"] * stats["eventloop_cycles"] \
+        >= stats["eventloop_duration_sum"] > 0
+    assert debug["eventloop_duration_aof_sum"] == 0  # no AOF
+    r.config_resetstat()
+    after = r.info("debug")
+    assert after["eventloop_cmd_per_cycle_max"] <= 1
+    r.close()
