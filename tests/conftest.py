@@ -6,6 +6,8 @@
 * ``reference``: a real redis-server (Debian's) for differential tests; ``rr_pair`` gives
   (sluice client, redis client) with the same protocol.
 * ``make_server``: a fresh in-process server with its own config lines, stopped after the test.
+* ``loop_port``: a Sluice port on each event loop, asyncio (the session's in-process server)
+  and uvloop (a server process of its own).
 """
 
 from __future__ import annotations
@@ -32,6 +34,18 @@ def sluice() -> Iterator[ThreadedServer]:
     server = ThreadedServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(params=["asyncio", "uvloop"])
+def loop_port(request: pytest.FixtureRequest, sluice: ThreadedServer) -> Iterator[int]:
+    if request.param == "asyncio":
+        yield sluice.port
+        return
+    server = ProcessServer("sluice").start()
+    try:
+        yield server.port
+    finally:
+        server.stop()
 
 
 def _client(port: int, protocol: int) -> redis.Redis:

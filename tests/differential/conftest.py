@@ -1,4 +1,4 @@
-"""Fixtures of the stream differential tests."""
+"""Fixtures of the differential tests: fresh servers, and the stream tests' small nodes."""
 
 from __future__ import annotations
 
@@ -21,5 +21,16 @@ def small_nodes() -> Iterator[tuple[RawClient, RawClient]]:
     yield a, b
     a.close()
     b.close()
+    ours.stop()
+    theirs.stop()
+
+
+@pytest.fixture
+def fresh_servers() -> Iterator[tuple[ThreadedServer, ProcessServer]]:
+    """A Sluice and a redis-server of the test's own, for tests that change settings or
+    close clients."""
+    require_redis_server()
+    ours, theirs = ThreadedServer().start(), ProcessServer("redis").start()
+    yield ours, theirs
     ours.stop()
     theirs.stop()

@@ -12,27 +12,18 @@ the loop gives itself, and what the server then reports.
 from __future__ import annotations
 
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 import redis
 
-from tests.support import ProcessServer, ThreadedServer, require_redis_server, wait_until
+from tests.support import ProcessServer, ThreadedServer, wait_until
 
 pytestmark = [pytest.mark.differential, pytest.mark.timeout(120)]
 
 LIMIT = 200_000  # maxmemory-clients, bytes: as Redis's client-eviction unit uses for these
 BOUND = 40_000  # commands a client may send before the test gives up on an eviction
 BATCH = 200
-
-
-@pytest.fixture
-def pair() -> Iterator[tuple[ThreadedServer, ProcessServer]]:
-    require_redis_server()
-    ours, theirs = ThreadedServer().start(), ProcessServer("redis").start()
-    yield ours, theirs
-    ours.stop()
-    theirs.stop()
 
 
 def _resp(*args: str) -> bytes:
@@ -79,10 +70,10 @@ KINDS: dict[str, Callable[[int], bytes]] = {
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
-def test_a_client_that_keeps_adding_is_evicted(pair: tuple[ThreadedServer, ProcessServer],
+def test_a_client_that_keeps_adding_is_evicted(fresh_servers: tuple[ThreadedServer, ProcessServer],
                                                kind: str) -> None:
     outcomes = []
-    for server in pair:
+    for server in fresh_servers:
         r = server.client()
         r.client_setname("control")
         r.execute_command("CLIENT", "NO-EVICT", "on")
@@ -95,12 +86,12 @@ def test_a_client_that_keeps_adding_is_evicted(pair: tuple[ThreadedServer, Proce
     assert outcomes[0] == outcomes[1] == (True, 1, ["control"])
 
 
-def test_watching_a_key_twice_counts_it_once(pair: tuple[ThreadedServer, ProcessServer]
+def test_watching_a_key_twice_counts_it_once(fresh_servers: tuple[ThreadedServer, ProcessServer]
                                              ) -> None:
     """WATCH of a key the client already watches adds nothing (INFO and CLIENT LIST say
     how many), in the same database or not."""
     outcomes = []
-    for server in pair:
+    for server in fresh_servers:
         r = server.client()
         other = server.client()
         r.execute_command("WATCH", "a", "b", "a")
@@ -118,12 +109,12 @@ def test_watching_a_key_twice_counts_it_once(pair: tuple[ThreadedServer, Process
 
 @pytest.mark.parametrize("setting", [("maxmemory-clients", "1"),
                                      ("maxmemory-clients", "10%", "maxmemory", "1000")])
-def test_a_tiny_limit_counts_as_128_kb(pair: tuple[ThreadedServer, ProcessServer],
+def test_a_tiny_limit_counts_as_128_kb(fresh_servers: tuple[ThreadedServer, ProcessServer],
                                        setting: tuple[str, ...]) -> None:
     """A limit below 128 KB is taken as 128 KB, so that clients can still talk to the
     server; one holding more than that is evicted all the same."""
     outcomes = []
-    for server in pair:
+    for server in fresh_servers:
         r = server.client()
         r.execute_command("CONFIG", "SET", *setting)
         alive = [r.ping(), r.echo("still here"), r.get("k")]
@@ -135,14 +126,14 @@ def test_a_tiny_limit_counts_as_128_kb(pair: tuple[ThreadedServer, ProcessServer
     assert outcomes[0] == outcomes[1] == ([True, b"still here", None], True, 1)
 
 
-def test_eviction_stops_below_the_limit(pair: tuple[ThreadedServer, ProcessServer]) -> None:
+def test_eviction_stops_below_the_limit(fresh_servers: tuple[ThreadedServer, ProcessServer]) -> None:
     """Ten clients each holding a 1 MB request in part, the limit set from CLIENT LIST's
     tot-mem to hold half of them and the controlling client: the largest go first and
     eviction stops once the rest fit, so five stay (Tcl client-eviction "evict clients
     only until below limit"). tot-mem is the size eviction weighs, on both servers."""
     size = 1 << 20
     outcomes = []
-    for server in pair:
+    for server in fresh_servers:
         r = server.client()
         r.client_setname("control")
         r.execute_command("CLIENT", "NO-EVICT", "on")

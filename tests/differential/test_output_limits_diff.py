@@ -11,22 +11,12 @@ compared.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 
 import pytest
 
 from tests.support import ProcessServer, ThreadedServer, require_redis_server, wait_until
 
 pytestmark = [pytest.mark.differential, pytest.mark.timeout(60)]
-
-
-@pytest.fixture
-def pair() -> Iterator[tuple[ThreadedServer, ProcessServer]]:
-    require_redis_server()
-    ours, theirs = ThreadedServer().start(), ProcessServer("redis").start()
-    yield ours, theirs
-    ours.stop()
-    theirs.stop()
 
 
 def _received(port: int, payload: bytes) -> bytes:
@@ -44,10 +34,10 @@ def _inline(*commands: str) -> bytes:
     return b"".join(c.encode() + b"\r\n" for c in commands)
 
 
-def test_a_reply_over_the_hard_limit_is_not_sent(pair: tuple[ThreadedServer, ProcessServer]
+def test_a_reply_over_the_hard_limit_is_not_sent(fresh_servers: tuple[ThreadedServer, ProcessServer]
                                                  ) -> None:
     outcomes = []
-    for server in pair:
+    for server in fresh_servers:
         r = server.client()
         r.rpush("mylist", *["x" * 1000] * 150)
         r.config_set("client-output-buffer-limit", "normal 100000 0 0")
@@ -57,14 +47,14 @@ def test_a_reply_over_the_hard_limit_is_not_sent(pair: tuple[ThreadedServer, Pro
     assert outcomes[0] == outcomes[1] == (b"", 1)
 
 
-def test_a_pipeline_read_at_once_is_closed_unanswered(pair: tuple[ThreadedServer, ProcessServer]
+def test_a_pipeline_read_at_once_is_closed_unanswered(fresh_servers: tuple[ThreadedServer, ProcessServer]
                                                       ) -> None:
     """Fifteen 10 KB replies among small ones: past 100 KB before the read is served, so
     none is sent (Sluice would otherwise hand the first 64 KB to the socket mid-pipeline)."""
     pipeline = _inline(*[c for i in range(15)
                          for c in (f"SET {i} {i}", f"GET {i}", f"DEL {i}", "GET bigkey")])
     outcomes = []
-    for server in pair:
+    for server in fresh_servers:
         r = server.client()
         r.set("bigkey", "x" * 10_000)
         r.config_set("client-output-buffer-limit", "normal 100000 0 0")
@@ -73,9 +63,9 @@ def test_a_pipeline_read_at_once_is_closed_unanswered(pair: tuple[ThreadedServer
 
 
 def test_a_transaction_runs_whole_though_its_reply_is_dropped(
-        pair: tuple[ThreadedServer, ProcessServer]) -> None:
+        fresh_servers: tuple[ThreadedServer, ProcessServer]) -> None:
     outcomes = []
-    for server in pair:
+    for server in fresh_servers:
         r = server.client()
         r.rpush("mylist2", *["x" * 1000] * 150)
         r.set("k1", "v1")
@@ -89,11 +79,11 @@ def test_a_transaction_runs_whole_though_its_reply_is_dropped(
 
 @pytest.mark.parametrize("command", ["HRANDFIELD h -999999999", "SRANDMEMBER s -999999999",
                                      "ZRANDMEMBER z -999999999 WITHSCORES"])
-def test_a_huge_repeating_pick_stops_at_the_limit(pair: tuple[ThreadedServer, ProcessServer],
+def test_a_huge_repeating_pick_stops_at_the_limit(fresh_servers: tuple[ThreadedServer, ProcessServer],
                                                   command: str) -> None:
     """Without the limit this reply would hold a billion elements: both servers stop past
     the limit and close the client, unanswered."""
-    for server in pair:
+    for server in fresh_servers:
         r = server.client()
         r.hset("h", "a", "b")
         r.sadd("s", "a")
@@ -104,10 +94,10 @@ def test_a_huge_repeating_pick_stops_at_the_limit(pair: tuple[ThreadedServer, Pr
 
 
 def test_client_list_shows_what_a_subscriber_has_not_taken(
-        pair: tuple[ThreadedServer, ProcessServer]) -> None:
+        fresh_servers: tuple[ThreadedServer, ProcessServer]) -> None:
     """A subscriber that never reads: its omem grows with the messages published, and the
     pubsub hard limit closes it, on both servers."""
-    for server in pair:
+    for server in fresh_servers:
         r = server.client()
         r.config_set("client-output-buffer-limit", "pubsub 100000 0 0")
         sub = socket.create_connection(("127.0.0.1", server.port), timeout=10)
@@ -127,12 +117,12 @@ def test_client_list_shows_what_a_subscriber_has_not_taken(
 
 
 def test_query_buffer_limit_disconnections_are_counted(
-        pair: tuple[ThreadedServer, ProcessServer]) -> None:
+        fresh_servers: tuple[ThreadedServer, ProcessServer]) -> None:
     """A request that does not fit client-query-buffer-limit closes the client after the
     read that passes it, before it runs, on both servers."""
     value = b"a" * 1024 * 1024
     request = b"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$%d\r\n%s\r\n" % (len(value), value)
-    for server in pair:
+    for server in fresh_servers:
         r = server.client()
         r.config_set("client-query-buffer-limit", 1024 * 1024)
         try:

@@ -7,26 +7,18 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 
 import pytest
 import redis
 
-from tests.support import ProcessServer, ThreadedServer, wait_until
+from tests.support import wait_until
 
 pytestmark = pytest.mark.timeout(60)
 
 
-@pytest.fixture(params=["asyncio", "uvloop"])
-def port(request: pytest.FixtureRequest, sluice: ThreadedServer) -> Iterator[int]:
-    if request.param == "asyncio":
-        yield sluice.port
-        return
-    server = ProcessServer("sluice").start()
-    try:
-        yield server.port
-    finally:
-        server.stop()
+@pytest.fixture
+def port(loop_port: int) -> int:
+    return loop_port
 
 
 def test_rates_follow_the_load(port: int) -> None:

@@ -11,12 +11,11 @@ checks the policy itself.
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 
 import pytest
 import redis
 
-from tests.support import ProcessServer, ThreadedServer, wait_until
+from tests.support import ThreadedServer, wait_until
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -24,16 +23,9 @@ BIG = 1_000_000
 HEADER = b"*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n" % BIG
 
 
-@pytest.fixture(params=["asyncio", "uvloop"])
-def port(request: pytest.FixtureRequest, sluice: ThreadedServer) -> Iterator[int]:
-    if request.param == "asyncio":
-        yield sluice.port
-        return
-    server = ProcessServer("sluice").start()
-    try:
-        yield server.port
-    finally:
-        server.stop()
+@pytest.fixture
+def port(loop_port: int) -> int:
+    return loop_port
 
 
 def client_fields(r: redis.Redis, name: str) -> dict[str, str]:
