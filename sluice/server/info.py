@@ -496,6 +496,7 @@ def reset_stats(server: Server) -> None:
     server.errors_enabled = True
     server.el_stats.reset()
     server.script_support.command_usec = 0
+    server.scripting.evicted_scripts = 0
     access = server.keyspace.access
     access.hits = access.misses = 0
     server.memory.exceeded_total = 0.0

@@ -203,6 +203,22 @@ def test_script_commands_count_as_processed(raw_pair: tuple[Any, Any]) -> None:
         assert _stat(raw, b"total_commands_processed") - before == 4
 
 
+def test_evicted_scripts_and_config_resetstat(raw_pair: tuple[Any, Any]) -> None:
+    """EVAL's cache keeps 500 bodies; the 501st evicts one. CONFIG RESETSTAT zeroes the
+    count, as Redis's resetServerStats (Tcl scripting "Lua scripts eviction is plain LRU")."""
+    seen = []
+    for raw in raw_pair:
+        raw.call("SCRIPT", "FLUSH")
+        raw.call("CONFIG", "RESETSTAT")
+        for j in range(501):
+            raw.call("EVAL", f"return {j}", "0")
+        evicted = _stat(raw, b"evicted_scripts")
+        raw.call("CONFIG", "RESETSTAT")
+        seen.append((evicted, _stat(raw, b"evicted_scripts")))
+        raw.call("SCRIPT", "FLUSH")
+    assert seen[0] == seen[1] == (1, 0)
+
+
 def test_debug_set_disable_deny_scripts(make_server: Any) -> None:
     # A DEBUG helper of Redis's own suite: scripts may then call noscript commands (DEBUG
     # itself is one).
