@@ -443,6 +443,8 @@ class Scripting(Protocol[C_contra]):
 
     def eval(self, caller: C_contra, body: bytes, evalsha: bool, read_only: bool,
              keys: list[bytes], args: list[bytes]) -> Reply: ...  # EVAL[SHA][_RO]: its reply
+    def eval_debug(self, caller: C_contra, body: bytes, read_only: bool, keys: list[bytes],
+                   args: list[bytes]) -> Reply: ...  # EVAL after SCRIPT DEBUG YES/SYNC
     def fcall(self, caller: C_contra, name: bytes, read_only: bool, keys: list[bytes],
               args: list[bytes]) -> Reply: ...  # FCALL[_RO]: its reply
     def find_function(self, name: bytes) -> FunctionInfo | None: ...  # FCALL's (any case)
@@ -608,6 +610,7 @@ class Context(Protocol):
     monitor: bool  # a MONITOR client
     no_evict: bool  # CLIENT NO-EVICT
     no_touch: bool  # CLIENT NO-TOUCH
+    lua_debug: bytes  # SCRIPT DEBUG's mode for the next EVAL: b"yes", b"sync" or b""
     tracking: int  # CLIENT TRACKING flags (client_tracking.py); 0: off
     @property
     def tracking_redirect(self) -> int: ...  # where invalidations go (0: here)

@@ -471,7 +471,9 @@ UNKILLABLE = (
     "either wait the script termination or kill the server in a hard way using the SHUTDOWN "
     "NOSAVE command."
 )
-SCRIPT_DEBUG_UNSUPPORTED = "ERR SCRIPT DEBUG is not supported by Sluice"  # our own wording
+SCRIPT_DEBUG_TLS = "ERR SCRIPT DEBUG is not supported over TLS by Sluice"  # our own wording
+SCRIPT_DEBUG_FORK = "ERR Fork() failed: can't run EVAL in debugging mode"
+SCRIPT_DEBUG_EVALSHA = "ERR Please use EVAL instead of EVALSHA for debugging"
 SCRIPT_DEBUG_MODE = "ERR Use SCRIPT DEBUG YES/SYNC/NO"
 FUNCTION_CODE_MISSING = "ERR Function code is missing"
 FUNCTION_UNKNOWN_OPTION = "ERR Unknown option given: %s"

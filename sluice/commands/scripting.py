@@ -68,6 +68,11 @@ def _eval(ctx: Context, args: Args, evalsha: bool, ro: bool) -> Reply:
     body = args.argv[1]
     if evalsha and len(body) != 40:
         raise CommandError(errors.NOSCRIPT)
+    if ctx.lua_debug:
+        if evalsha:
+            raise CommandError(errors.SCRIPT_DEBUG_EVALSHA)
+        keys, argv = _numkeys(args, errors.NOT_INTEGER)
+        return server.scripting.eval_debug(ctx, body, ro, keys, argv)
     keys, argv = _numkeys(args, errors.NOT_INTEGER)
     return server.scripting.eval(ctx, body, evalsha, ro, keys, argv)
 
@@ -212,12 +217,13 @@ def script_kill(ctx: Context, args: Args) -> Reply:
 
 
 def script_debug(ctx: Context, args: Args) -> Reply:
-    mode = args.argv[2].upper()
-    if mode == b"NO":
-        return OK
-    if mode in (b"YES", b"SYNC"):
-        raise CommandError(errors.SCRIPT_DEBUG_UNSUPPORTED)
-    raise CommandError(errors.SCRIPT_DEBUG_MODE)
+    """The next EVAL of this connection runs in the Lua debugger (scripting/ldb.py): YES in a
+    forked child (its writes are not kept), SYNC in the server itself (which waits)."""
+    mode = args.argv[2].lower()
+    if mode not in (b"no", b"yes", b"sync"):
+        raise CommandError(errors.SCRIPT_DEBUG_MODE)
+    ctx.lua_debug = b"" if mode == b"no" else mode
+    return OK
 
 
 # -- FUNCTION ---------------------------------------------------------------------------------

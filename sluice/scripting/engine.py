@@ -23,11 +23,12 @@ import lupa.lua51 as lupa
 
 from sluice import REDIS_VERSION
 from sluice.commands.context import Reply
-from sluice.protocol import ErrorReply, Raw
+from sluice.protocol import ErrorReply, Raw, encode
 
 from . import lib_bit, lib_struct
 from .bytecode import without_tail_calls
 from .convert import Converter, LuaValue, lua_number_to_int
+from .ldb import LdbSession, catrepr
 from .lib_cjson import CJson
 from .lib_cmsgpack import CMsgpack
 from .run import (
@@ -123,6 +124,7 @@ class LuaEngine:
         self.run: ScriptRun | None = None
         self.loading_deadline = 0.0   # FUNCTION LOAD's time limit (monotonic), or 0
         self.registered: list[tuple[bytes, LuaValue, bytes | None, int]] | None = None
+        self.ldb: LdbSession | None = None  # the Lua debugger's session of this run (ldb.py)
         self.lua = lupa.LuaRuntime(encoding=None, unpack_returned_tuples=True,
                                    register_eval=False, register_builtins=False,
                                    attribute_filter=_deny_attributes, max_memory=max_memory)
@@ -147,6 +149,7 @@ class LuaEngine:
         env[b"lock"]()
         self._run_eval = env[b"run_eval"]
         self._run_function = env[b"run_function"]
+        self._run_eval_debug = env[b"run_eval_debug"]
         self._compile = env[b"compile"]
         self._load_library = env[b"load_library"]
 
@@ -170,6 +173,18 @@ class LuaEngine:
             b"err_table": self._err_table,
             b"register_function": self._register_function,
             b"hook": self._hook,
+            b"ldb_line": self._ldb_line,
+            b"ldb_cmd": self._ldb_cmd,
+            b"ldb_log": self._ldb_log,
+            b"ldb_send": lambda: self.ldb.send_logs() if self.ldb is not None else None,
+            b"ldb_quote": catrepr,
+            b"ldb_force": self._ldb_force,
+            b"ldb_on": lambda: self.ldb is not None,
+            b"ldb_source": lambda line: self.ldb.log_source_line(int(line))
+            if self.ldb is not None else None,
+            b"ldb_resumed": lambda: self.ldb.resumed() if self.ldb is not None else None,
+            b"ldb_debug_line": self._ldb_debug_line,
+            b"ldb_breakpoint": self._ldb_breakpoint,
             b"version": VERSION,
             b"version_num": VERSION_NUM,
             b"deprecated_api": bool(self.host.deprecated_api()),
@@ -237,7 +252,7 @@ class LuaEngine:
             else:
                 argv = None
                 break
-        if argv and run is not None:
+        if argv and run is not None and self.ldb is None:
             try:
                 reply = self._script_call(run, argv)
             except ScriptError as e:
@@ -294,10 +309,21 @@ class LuaEngine:
                     b"Lua redis lib command arguments must be strings or integers")
         if run is None:
             return True, conv.err_table(b"redis.call can only be called inside a script")
+        ldb = self.ldb
+        logging = ldb is not None and ldb.logging()
+        if logging:
+            ldb.log_command(argv)  # type: ignore[union-attr]
         try:
             reply = self.host.script_call(run, argv)
         except ScriptError as e:
+            if logging:
+                ldb.log(b"<error> " + e.message)  # type: ignore[union-attr]
             return raise_error, conv.err_table(e.message, counted=True)
+        if logging:
+            resp = encode(reply, run.resp3)
+            if resp[:1] == b"-":  # an error reply is logged as an error first, as Redis's
+                ldb.log(b"<error> " + resp[:-2])  # type: ignore[union-attr]
+            ldb.log_reply(resp)  # type: ignore[union-attr]
         value = conv.reply_to_lua(reply, run.resp3)
         if type(reply) is ErrorReply:
             return raise_error, value
@@ -406,6 +432,43 @@ class LuaEngine:
             log.info("Lua script killed by user with SCRIPT KILL.")
             return self.conv.err_table(KILLED_MESSAGE)
         return None
+
+    # -- the Lua debugger (ldb.py) ---------------------------------------------------------------
+
+    def _ldb_line(self, line: LuaValue, counted: LuaValue) -> bool:
+        ldb = self.ldb
+        return ldb is not None and ldb.line(int(line), bool(counted))
+
+    def _ldb_cmd(self) -> tuple[LuaValue, ...]:
+        ldb = self.ldb
+        if ldb is None:
+            return (b"go",)
+        todo = ldb.command()
+        if todo[0] == b"error":  # raised by the hook as the script's error
+            return (b"error", self.conv.err_table(todo[1]))
+        return todo
+
+    def _ldb_log(self, entry: LuaValue, maxlen: LuaValue = False) -> None:
+        ldb = self.ldb
+        if ldb is not None:
+            text = _text(entry)
+            ldb.log_maxlen(text) if maxlen else ldb.log(text)
+
+    def _ldb_force(self, on: LuaValue) -> None:
+        if self.ldb is not None:
+            self.ldb.force_log = bool(on)
+
+    def _ldb_debug_line(self, text: LuaValue) -> None:
+        ldb = self.ldb
+        if ldb is not None:
+            ldb.log(b"<debug> line %d: " % ldb.currentline + _text(text))
+
+    def _ldb_breakpoint(self) -> bool:
+        """redis.breakpoint(): stop at the next line, when a session runs."""
+        if self.ldb is None:
+            return False
+        self.ldb.luabp = True
+        return True
 
     # -- library registration (FUNCTION LOAD) --------------------------------------------------
 
@@ -547,6 +610,8 @@ class LuaEngine:
         the reply for the caller (bytes / int / None / Raw, or an ErrorReply to count)."""
         self.run = run
         runner = self._run_eval if run.eval_mode else self._run_function
+        if self.ldb is not None:
+            runner = self._run_eval_debug
         try:
             ok, value = runner(fn, len(keys), *keys, *args)
         except lupa.LuaMemoryError:

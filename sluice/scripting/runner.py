@@ -26,18 +26,19 @@ Mirrors ``script.c`` (the run context, ``scriptCall`` and its ``scriptVerify*`` 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn, Protocol
 
 from sluice.commands import errors
 from sluice.commands.context import Command, Context, Reply, ServerFacade
 from sluice.commands.errors import CommandError, denial_message
 from sluice.commands.spec import F
-from sluice.protocol import Raw
+from sluice.protocol import OK, Raw, encode
 
 from .convert import LuaValue
 from .engine import LuaEngine
 from .functions import Function, FunctionLibraries, Library, LibraryError
+from .ldb import DebugIO, LdbSession
 from .run import ALLOW_OOM, EVAL_COMPAT_MODE, NO_WRITES, CountedError, ScriptError, ScriptRun
 from .scripts import EvalScript, EvalScripts, ScriptCompileError
 
@@ -57,6 +58,9 @@ class ScriptServer(Protocol):
     def new_script_client(self) -> Context: ...  # no connection, never blocks (lua_client)
     def script_busy(self, run: ScriptRun) -> None: ...  # past the threshold: serve others
     def script_ended(self, run: ScriptRun) -> None: ...  # it wrote, timed out or must stop
+    def debug_fd(self, client: Context) -> int: ...  # the client's socket; -1 over TLS
+    def fork_debug(self, client: Context,
+                   work: Callable[[], None]) -> int: ...  # SCRIPT DEBUG YES; pid or -1
 
 
 class Scripting:
@@ -302,6 +306,47 @@ class Scripting:
         engine = self._eval or self.eval_engine
         return self._execute(caller, engine, script.fn, sha, True, script.flags, read_only,
                              keys, args)
+
+    def eval_debug(self, caller: Context, body: bytes, read_only: bool, keys: list[bytes],
+                   args: list[bytes]) -> Reply:
+        """EVAL after SCRIPT DEBUG YES / SYNC (``evalGenericCommandWithDebugging``): the run
+        with the debugger (ldb.py), ``<endsession>``, then the reply, then the connection is
+        closed. YES runs it in a forked child, so its writes are not kept."""
+        forked = caller.lua_debug == b"yes"
+        fd = self.host.debug_fd(caller)
+        if fd < 0:
+            raise CommandError(errors.SCRIPT_DEBUG_TLS)
+        session = LdbSession(DebugIO(fd), body, forked, self.config.busy_reply_threshold)
+
+        def run() -> Reply:
+            engine = self._eval or self.eval_engine
+            engine.ldb = session
+            try:
+                return self.eval(caller, body, False, read_only, keys, args)
+            finally:
+                engine.ldb = None
+                session.log(b"<endsession>")
+                session.send_logs()
+
+        if not forked:
+            log.info("Redis synchronous debugging eval session started")
+            try:
+                return run()
+            finally:
+                log.info("Redis synchronous debugging eval session ended")
+                caller.lua_debug = b""
+                caller.closing = True  # the end of the session (CLIENT_CLOSE_AFTER_REPLY)
+
+        def child() -> None:
+            try:
+                reply = run()
+            except CommandError as e:
+                reply = e.reply
+            session.io.write(encode(reply, caller.resp3))
+
+        if self.host.fork_debug(caller, child) < 0:
+            raise CommandError(errors.SCRIPT_DEBUG_FORK)
+        return OK  # never sent: the connection is the child's now
 
     def fcall(self, caller: Context, name: bytes, read_only: bool, keys: list[bytes],
               args: list[bytes]) -> Reply:

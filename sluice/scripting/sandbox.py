@@ -268,6 +268,147 @@ local function redis_pcall(...)
   return pcall_packed({n = select("#", ...), ...})
 end
 
+-- ---------------------------------------------------------------------------------------
+-- The Lua debugger (ldb.py): a session's line hook, and what it does with the script's
+-- stack. Python keeps the session (the log, breakpoints, the client's socket) and says what
+-- to do next; print, trace, eval and redis need Lua. Only frames of the script itself
+-- (user_script) are looked at, as Redis has no other Lua frames above a script.
+
+local ldb_line, ldb_cmd, ldb_log, ldb_send, ldb_quote, ldb_force, ldb_on, ldb_source,
+      ldb_resumed, ldb_debug_line, ldb_bp =
+      py.ldb_line, py.ldb_cmd, py.ldb_log, py.ldb_send, py.ldb_quote, py.ldb_force,
+      py.ldb_on, py.ldb_source, py.ldb_resumed, py.ldb_debug_line, py.ldb_breakpoint
+local dgetlocal, smatch = debug.getlocal, string.match
+local USER = "user_script"
+
+-- ldbCatStackValue: strings quoted, numbers as %g, tables as {a; b} or {[k]=v; ...}.
+local ldb_repr
+ldb_repr = function(v, level)
+  if level == 10 then return "<max recursion level reached! Nested table?>" end
+  level = level + 1
+  local t = type(v)
+  if t == "string" then return ldb_quote(v)
+  elseif t == "boolean" then return v and "true" or "false"
+  elseif t == "number" then return sfmt("%g", v)
+  elseif t == "nil" then return "nil"
+  elseif t == "table" then
+    local expected, is_array, r1, r2 = 1, true, {}, {}
+    local k, x = next(v)
+    while k ~= nil do
+      if is_array and (type(k) ~= "number" or k ~= expected) then is_array = false end
+      r1[#r1 + 1] = ldb_repr(x, level)
+      r2[#r2 + 1] = "[" .. ldb_repr(k, level) .. "]=" .. ldb_repr(x, level)
+      expected = expected + 1
+      k, x = next(v, k)
+    end
+    return "{" .. tconcat(is_array and r1 or r2, "; ") .. "}"
+  end
+  return '"' .. t .. "@" .. (smatch(tostring(v), "0x%x+") or "?") .. '"'
+end
+
+-- From the hook's helpers (level 1), the hook is level 2 and the stopped script level 3.
+local function ldb_print(name)
+  local level = 3
+  while true do
+    local info = dgetinfo(level, "S")
+    if not info then break end
+    if sfind(info.short_src, USER, 1, true) then
+      local i = 1
+      while true do
+        local n, x = dgetlocal(level, i)
+        if n == nil then break end
+        if n == name then ldb_log("<value> " .. ldb_repr(x, 0), true); return end
+        i = i + 1
+      end
+    end
+    level = level + 1
+  end
+  if name == "ARGV" or name == "KEYS" then
+    ldb_log("<value> " .. ldb_repr(rawget(S, name), 0), true)
+  else
+    ldb_log("No such variable.")
+  end
+end
+
+local function ldb_print_all()
+  local vars, i = 0, 1
+  while true do
+    local n, x = dgetlocal(3, i)
+    if n == nil then break end
+    if not sfind(n, "(*temporary)", 1, true) then
+      ldb_log("<value> " .. n .. " = " .. ldb_repr(x, 0), true)
+      vars = vars + 1
+    end
+    i = i + 1
+  end
+  if vars == 0 then ldb_log("No local variables in the current context.") end
+end
+
+local function ldb_trace()
+  local level = 3
+  while true do
+    local info = dgetinfo(level, "Snl")
+    if not info then break end
+    if sfind(info.short_src, USER, 1, true) then
+      ldb_log((level == 3 and "In " or "From ") .. (info.name or "top level") .. ":")
+      ldb_source(info.currentline)
+    end
+    level = level + 1
+  end
+end
+
+local function ldb_eval(code)
+  local f, err = loadstring("return " .. code, "@ldb_eval")
+  if not f then
+    f, err = loadstring(code, "@ldb_eval")
+    if not f then ldb_log("<error> " .. tostring(err)); return end
+  end
+  setfenv(f, SG)
+  local ok, r = pcall(f)
+  if not ok then
+    local t = type(r)
+    ldb_log("<error> " .. ((t == "string" or t == "number") and r
+                           or "(error object is not a string)"))
+    return
+  end
+  ldb_log("<retval> " .. ldb_repr(r, 0), true)
+end
+
+local function ldb_redis(...)
+  ldb_force(true)   -- the call and its reply are logged, as when stepping
+  pcall(redis_call, ...)
+  ldb_force(false)
+end
+
+-- luaLdbLineHook: a line of the script, or 100,000 instructions (the busy timeout).
+local function ldb_hook(ev)
+  local info = dgetinfo(2, "Sl")
+  if not info or not sfind(info.short_src, USER, 1, true) then return end
+  if not ldb_line(info.currentline, ev == "count") then return end
+  while true do
+    local todo = {ldb_cmd()}
+    local action = todo[1]
+    if action == "go" then break end
+    if action == "error" then error(todo[2]) end
+    if action == "print" then
+      if todo[2] ~= nil then ldb_print(todo[2]) else ldb_print_all() end
+    elseif action == "trace" then ldb_trace()
+    elseif action == "eval" then ldb_eval(todo[2])
+    elseif action == "redis" then ldb_redis(unpack(todo, 2))
+    end
+    ldb_send()
+  end
+  ldb_resumed()
+end
+
+-- redis.debug(): the values, comma separated, in the session's log.
+local function ldb_debug(...)
+  if not ldb_on() then return end
+  local parts = {}
+  for j = 1, select("#", ...) do parts[j] = ldb_repr((select(j, ...)), 0) end
+  ldb_debug_line(tconcat(parts, ", "))
+end
+
 local redis = {
   call = redis_call,
   pcall = redis_pcall,
@@ -282,8 +423,8 @@ local redis = {
   REPL_NONE = 0, REPL_AOF = 1, REPL_SLAVE = 2, REPL_REPLICA = 2, REPL_ALL = 3,
   replicate_commands = function() return true end,
   acl_check_cmd = py.acl_check_cmd,
-  breakpoint = function() return false end,
-  debug = function() end,
+  breakpoint = function() return ldb_bp() end,
+  debug = ldb_debug,
 }
 if kind == "function" then
   redis.breakpoint = nil
@@ -523,6 +664,18 @@ function E.run_eval(f, nkeys, ...)
   rawset(S, "ARGV", argv)
   if not counting then dsethook(hook, "", 100000); counting = true end
   local ok, r = xpcall(f, errh)  -- the first value only, as Redis reads one
+  return ok, r
+end
+
+-- EVAL in a debugging session: the debugger's hook instead of the count hook.
+function E.run_eval_debug(f, nkeys, ...)
+  local keys, argv = set_args(nkeys, ...)
+  rawset(S, "KEYS", keys)
+  rawset(S, "ARGV", argv)
+  counting = false  -- the next plain run puts the count hook back
+  dsethook(ldb_hook, "l", 100000)
+  local ok, r = xpcall(f, errh)
+  dsethook()
   return ok, r
 end
 

@@ -390,6 +390,7 @@ class Server:
         """Stop listening, close every client, cancel the cron: nothing left running."""
         if self._cron is not None:
             self._cron.cancel()
+        self.script_support.kill_debug_sessions()
         self.migrate_sockets.close_all()
         self.memory.close()
         if self.metrics is not None:
@@ -870,6 +871,8 @@ class Server:
                 self.stream_directory.walk()
                 if not self.pause.mode:
                     retention_cycle(self, self.stream_directory)
+            if self.script_support.debug_children:
+                self.script_support.reap_debug_children()
             # MIGRATE's connections idle for 10 s (migrateCloseTimedoutSockets)
             self.migrate_sockets.close_timed_out(self.keyspace.clock.now_ms())
             if self.persistence is not None:

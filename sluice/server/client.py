@@ -50,7 +50,7 @@ class Client:
         "id", "server", "transport", "reader", "out", "pending_write", "db", "resp3", "name",
         "lib_name", "lib_ver", "user", "authenticated", "addr", "laddr", "created_ms",
         "last_ms", "argv", "cmd", "multi", "multi_error", "watched", "dirty_cas", "in_exec",
-        "bstate", "reply_mode", "closing", "closed", "paused_reading", "no_evict", "no_touch",
+        "bstate", "reply_mode", "closing", "closed", "lua_debug", "paused_reading", "no_evict", "no_touch",
         "obuf_soft_since", "iter_out", "_multi_mem", "exec_cmd",
         "propagate_argv", "kind", "monitor", "unblocked", "postponed", "pubsub_channels",
         "pubsub_patterns", "pubsub_shard_channels", "args", "parse_memo", "deferred_pushes",
@@ -90,6 +90,7 @@ class Client:
         self.paused_reading = False
         self.no_evict = False
         self.no_touch = False
+        self.lua_debug = b""  # SCRIPT DEBUG: b"yes" (forked), b"sync", or off
         self.propagate_argv: list[list[bytes]] | None = None  # effects to log instead of argv
         self.kind = "normal"  # output buffer class: normal | pubsub | replica
         self.monitor = False

@@ -18,15 +18,22 @@ Mirrors ``script.c`` (``scriptResetRun``'s propagation) and ``networking.c``'s
 
 from __future__ import annotations
 
+import logging
 import os
 import select
+import signal
 import socket
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
+from sluice.commands.context import Context
 from sluice.scripting.run import ScriptRun
 
 from .client import Client
 from .connection import ClientProtocol
+from .persistence import fork_writer
+
+log = logging.getLogger("sluice")
 
 if TYPE_CHECKING:
     from .app import Server
@@ -35,7 +42,7 @@ if TYPE_CHECKING:
 class ScriptSupport:
     """``runner.ScriptServer`` for one server."""
 
-    __slots__ = ("server", "pump", "clients", "command_usec")
+    __slots__ = ("server", "pump", "clients", "command_usec", "debug_children")
 
     def __init__(self, server: Server) -> None:
         self.server = server
@@ -44,6 +51,55 @@ class ScriptSupport:
         # time of the commands scripts ran, inside their script's own (INFO subtracts it
         # from the commands' total: eventloop_duration_cmd_sum)
         self.command_usec = 0
+        self.debug_children: list[int] = []  # SCRIPT DEBUG YES sessions (forked)
+
+    # -- the Lua debugger (scripting/ldb.py) ---------------------------------------------
+
+    def debug_fd(self, client: Context) -> int:
+        """The client's socket, for a debugging session's blocking I/O; -1 over TLS (the
+        session reads and writes the socket itself, as Redis's does)."""
+        t = cast(Client, client).transport
+        if t is None or getattr(t, "_ssl_protocol", None) is not None or \
+                t.get_extra_info("sslcontext") is not None:
+            return -1
+        sock = t.get_extra_info("socket")
+        try:
+            return int(sock.fileno()) if sock is not None else -1
+        except (OSError, ValueError):
+            return -1
+
+    def fork_debug(self, client: Context, work: Callable[[], None]) -> int:
+        """SCRIPT DEBUG YES: a child runs ``work`` (the session) on a copy of the data set
+        and exits; here the client's connection is closed, the child has it now
+        (``ldbStartSession``). Returns the child's pid, or -1."""
+        pid = fork_writer(self.server, work)
+        if pid > 0:
+            self.debug_children.append(pid)
+            log.info("Redis forked for debugging eval")
+            self.server.close_client(cast(Client, client))
+        return pid
+
+    def reap_debug_children(self) -> None:
+        """The cron's check on forked sessions that ended."""
+        for pid in list(self.debug_children):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.debug_children.remove(pid)
+                log.info("Lua debugging session child exiting")
+
+    def kill_debug_sessions(self) -> None:
+        """At shutdown, as Redis's ldbKillForkedSessions."""
+        for pid in self.debug_children:
+            log.info("Killing debugging session %d", pid)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+        self.debug_children = []
 
     def new_script_client(self) -> Client:
         c = Client(self.server, 0, None)
