@@ -192,6 +192,7 @@ class LdbSession:
         self.currentline = -1
         self.cbuf = b""
         self.started = time.monotonic()
+        self.timed_out = False  # the last stop was the busy timeout's
 
     # -- the log -------------------------------------------------------------------------------
 
@@ -316,8 +317,6 @@ class LdbSession:
         self.send_logs()
         self.timed_out = timeout
         return True
-
-    timed_out = False
 
     def resumed(self) -> None:
         """The script goes on: the busy clock starts again (rctx->start_time)."""
