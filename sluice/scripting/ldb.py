@@ -399,26 +399,24 @@ def parse_command(buf: bytes) -> list[bytes] | bytes | None:
     star = buf.find(b"*")
     if star < 0:
         return b"protocol error"
-    eol = buf.find(b"\r\n", star)
-    if eol < 0:
+    head = _length(buf, star)
+    if head is None:
         return None
-    argc = _atoi(buf[star + 1:eol])
-    if argc <= 0 or argc > 1024:
+    argc, p = head
+    if not 0 < argc <= 1024:
         return b"protocol error"
-    p = eol + 2
     argv: list[bytes] = []
     while len(argv) < argc:
         if p >= len(buf):
             return None
         if buf[p:p + 1] != b"$":
             return b"protocol error"
-        eol = buf.find(b"\r\n", p)
-        if eol < 0:
+        head = _length(buf, p)
+        if head is None:
             return None
-        n = _atoi(buf[p + 1:eol])
-        if n <= 0 or n > 1024:
+        n, p = head
+        if not 0 < n <= 1024:
             return b"protocol error"
-        p = eol + 2
         if p + n + 2 > len(buf):
             return None
         argv.append(buf[p:p + n])
@@ -427,3 +425,12 @@ def parse_command(buf: bytes) -> list[bytes] | bytes | None:
             return b"protocol error"
         p += 2
     return argv
+
+
+def _length(buf: bytes, at: int) -> tuple[int, int] | None:
+    """The number after the type byte at ``at`` (``*3``, ``$5``) and where its line ends;
+    None when the line is not all there yet."""
+    eol = buf.find(b"\r\n", at)
+    if eol < 0:
+        return None
+    return _atoi(buf[at + 1:eol]), eol + 2
